@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "Switchboard",
+    products: [
+        .executable(name: "switchboard", targets: ["switchboard"]),
+    ],
+    targets: [
+        // C-facing modules: the only places that touch libmicrohttpd and libpq.
+        .target(
+            name: "CMicroHTTPD",
+            linkerSettings: [.linkedLibrary("microhttpd")]
+        ),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres"], swiftSettings: strict),
+        .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
+
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "switchboard"], swiftSettings: strict),
+    ]
+)

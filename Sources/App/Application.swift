@@ -1,0 +1,83 @@
+import Foundation
+import HTTPServer
+import Postgres
+import Synchronization
+
+/// The whole service wired together: pool, migrations, routes, HTTP server, and an orderly shutdown.
+public final class Application: Sendable {
+    /// The validated configuration.
+    public let configuration: Configuration
+    /// The service's logger.
+    public let logger: Logger
+    /// The Postgres connection pool.
+    public let pool: PostgresPool
+    let readiness = Readiness()
+    private let server: HTTPServer
+    private let migrations: [Migration]
+    /// Guards the background task that applies migrations until the database lets it.
+    private let migrationTask = Mutex<Task<Void, Never>?>(nil)
+
+    /// Wires the service; nothing runs until `start()`.
+    public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all) {
+        self.configuration = configuration
+        self.logger = logger
+        self.migrations = migrations
+        self.pool = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
+                                 maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
+        let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness)
+        self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:))
+    }
+
+    /// Starts serving and applying migrations (retried until the database is reachable); returns the port.
+    @discardableResult
+    public func start() async throws -> Int {
+        let port = try server.start()
+        let task = Task { [self] in await applyMigrations() }
+        migrationTask.withLock { $0 = task }
+        logger.info("listening", ["port": port])
+        return port
+    }
+
+    /// The bound port while running.
+    public var port: Int? { server.port }
+
+    /// Waits until migrations are applied (tests use this before they touch the schema).
+    public func waitUntilMigrated() async {
+        let task = migrationTask.withLock { $0 }
+        await task?.value
+    }
+
+    private func applyMigrations() async {
+        var delay = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            do {
+                let applied = try await Migrator.apply(migrations, pool: pool)
+                if !applied.isEmpty { logger.info("migrations applied", ["versions": applied.map(String.init).joined(separator: ",")]) }
+                readiness.markMigrated()
+                return
+            } catch {
+                logger.warning("migrations not applied yet", ["error": String(describing: error)])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down.
+    public func runUntilSignalled() async throws {
+        try await start()
+        let signal = await Signals.wait(for: [SIGTERM, SIGINT])
+        logger.info("shutting down", ["signal": Int(signal)])
+        await shutdown()
+    }
+
+    /// Graceful shutdown: readiness turns 503 at once, the listener stops, in-flight requests finish within the
+    /// configured deadline, then the pool closes.
+    public func shutdown() async {
+        readiness.markDraining()
+        await server.shutdown(deadline: configuration.shutdownDeadline)
+        migrationTask.withLock { $0 }?.cancel()
+        await pool.close()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import HTTPServer
+
+/// Everything the service reads from its environment, validated once at start-up.
+public struct Configuration: Sendable {
+    /// HTTP listener settings (`HOST`, `PORT`, `HTTP_THREADS`, `HTTP_CONNECTION_LIMIT`, `HTTP_IDLE_TIMEOUT_SECONDS`,
+    /// `BODY_LIMIT_BYTES`).
+    public var server: ServerConfiguration
+    /// libpq connection string or URI (`DATABASE_URL`).
+    public var databaseURL: String
+    /// Most Postgres connections held by this process (`DATABASE_POOL_SIZE`).
+    public var poolSize: Int
+    /// How long a request waits for a pooled connection before a 503 (`DATABASE_POOL_TIMEOUT_MS`).
+    public var poolTimeout: Duration
+    /// The lowest level written to the log (`LOG_LEVEL`).
+    public var logLevel: LogLevel
+    /// How long shutdown waits for in-flight requests (`SHUTDOWN_DEADLINE_SECONDS`).
+    public var shutdownDeadline: Duration
+    /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
+    public var testRoutes: Bool
+
+    /// Creates a configuration with the given values (tests) — see `fromEnvironment` for the service's defaults.
+    public init(server: ServerConfiguration = ServerConfiguration(), databaseURL: String,
+                poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
+                shutdownDeadline: Duration = .seconds(10), testRoutes: Bool = false) {
+        self.server = server
+        self.databaseURL = databaseURL
+        self.poolSize = poolSize
+        self.poolTimeout = poolTimeout
+        self.logLevel = logLevel
+        self.shutdownDeadline = shutdownDeadline
+        self.testRoutes = testRoutes
+    }
+
+    /// Reads and validates the environment; the error names the offending variable.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws -> Configuration {
+        let reader = EnvironmentReader(environment)
+        var server = ServerConfiguration()
+        server.port = try reader.integer("PORT", default: 8080, in: 0 ... 65535)
+        server.host = try reader.host("HOST")
+        server.threads = try reader.integer("HTTP_THREADS", default: ServerConfiguration.coreCount, in: 1 ... 256)
+        server.connectionLimit = try reader.integer("HTTP_CONNECTION_LIMIT", default: 16_384, in: 1 ... 1_000_000)
+        server.idleTimeoutSeconds = try reader.integer("HTTP_IDLE_TIMEOUT_SECONDS", default: 60, in: 1 ... 86_400)
+        server.bodyLimit = try reader.integer("BODY_LIMIT_BYTES", default: 1 << 20, in: 1 ... 1 << 30)
+        guard let databaseURL = reader.string("DATABASE_URL"), !databaseURL.isEmpty else {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "is required (a libpq connection string or URI)")
+        }
+        return Configuration(
+            server: server, databaseURL: databaseURL,
+            poolSize: try reader.integer("DATABASE_POOL_SIZE", default: 10, in: 1 ... 1000),
+            poolTimeout: .milliseconds(try reader.integer("DATABASE_POOL_TIMEOUT_MS", default: 5000, in: 1 ... 600_000)),
+            logLevel: try reader.logLevel("LOG_LEVEL", default: .info),
+            shutdownDeadline: .seconds(try reader.integer("SHUTDOWN_DEADLINE_SECONDS", default: 10, in: 0 ... 3600)),
+            testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
+    }
+}
+
+/// A configuration variable with an unusable value.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// The environment variable.
+    public var variable: String
+    /// What is wrong with it.
+    public var problem: String
+
+    public var description: String { "\(variable) \(problem)" }
+}
+
+/// Typed reads of environment variables.
+struct EnvironmentReader {
+    let environment: [String: String]
+
+    init(_ environment: [String: String]) { self.environment = environment }
+
+    func string(_ name: String) -> String? {
+        environment[name].map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    func integer(_ name: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = string(name), !text.isEmpty else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigurationError(variable: name,
+                                     problem: "must be an integer from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return number
+    }
+
+    func host(_ name: String) throws -> String? {
+        guard let text = string(name), !text.isEmpty else { return nil }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1 else {
+            throw ConfigurationError(variable: name, problem: "must be an IPv4 or IPv6 address, got '\(text)'")
+        }
+        return text
+    }
+
+    func logLevel(_ name: String, default value: LogLevel) throws -> LogLevel {
+        guard let text = string(name), !text.isEmpty else { return value }
+        guard let level = LogLevel(rawValue: text.lowercased()) else {
+            let names = LogLevel.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(variable: name, problem: "must be one of \(names), got '\(text)'")
+        }
+        return level
+    }
+}

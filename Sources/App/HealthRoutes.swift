@@ -1,0 +1,34 @@
+import HTTPServer
+import Postgres
+
+/// `GET /healthz` (the process is alive) and `GET /readyz` (it should get traffic).
+struct HealthRoutes {
+    let pool: PostgresPool
+    let readiness: Readiness
+
+    private static let alive = Response(status: 200, headers: ["Content-Type": "application/json",
+                                                                 "Cache-Control": "no-store"],
+                                        body: Array(#"{"status":"ok"}"#.utf8))
+
+    func register(on router: inout Router) {
+        router.get("/healthz") { _ in HealthRoutes.alive }
+        router.get("/readyz") { [pool, readiness] _ in
+            try await HealthRoutes.ready(pool: pool, readiness: readiness)
+        }
+    }
+
+    static func ready(pool: PostgresPool, readiness: Readiness) async throws -> Response {
+        guard !readiness.isDraining else {
+            throw Problem.serviceUnavailable("The service is shutting down.")
+        }
+        guard readiness.isMigrated else {
+            throw Problem.serviceUnavailable("Database migrations have not been applied yet.")
+        }
+        do {
+            _ = try await pool.withConnection { connection in try await connection.query("SELECT 1") }
+        } catch {
+            throw Problem.serviceUnavailable("The database is unreachable.")
+        }
+        return try Response.json(["status": "ready"], headers: ["Cache-Control": "no-store"])
+    }
+}

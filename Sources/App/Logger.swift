@@ -1,0 +1,79 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// Log severities, in increasing order.
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, warning, error
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// Writes one JSON object per line: `time`, `level`, `msg`, then the given fields.
+///
+/// Fields are values chosen by the caller; never pass a credential, a token or message text.
+public struct Logger: Sendable {
+    /// The lowest level written.
+    public let level: LogLevel
+    private let sink: @Sendable (String) -> Void
+
+    /// A logger writing lines to `sink` (standard error by default).
+    public init(level: LogLevel, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+        self.level = level
+        self.sink = sink
+    }
+
+    /// Writes a line to standard error, whole.
+    public static let standardError: @Sendable (String) -> Void = { line in
+        StandardErrorWriter.shared.write(line)
+    }
+
+    /// Logs `message` with `fields` at `level`, when enabled.
+    public func log(_ level: LogLevel, _ message: String, _ fields: [String: any Sendable] = [:]) {
+        guard level >= self.level else { return }
+        var object: [String: Any] = fields
+        object["time"] = RFC3339Now.string()
+        object["level"] = level.rawValue
+        object["msg"] = message
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+              let line = String(data: data, encoding: .utf8) else { return }
+        sink(line)
+    }
+
+    /// Logs at debug level.
+    public func debug(_ message: String, _ fields: [String: any Sendable] = [:]) { log(.debug, message, fields) }
+    /// Logs at info level.
+    public func info(_ message: String, _ fields: [String: any Sendable] = [:]) { log(.info, message, fields) }
+    /// Logs at warning level.
+    public func warning(_ message: String, _ fields: [String: any Sendable] = [:]) { log(.warning, message, fields) }
+    /// Logs at error level.
+    public func error(_ message: String, _ fields: [String: any Sendable] = [:]) { log(.error, message, fields) }
+}
+
+/// Serialises whole lines onto standard error so concurrent lines never interleave.
+final class StandardErrorWriter: Sendable {
+    static let shared = StandardErrorWriter()
+    /// Guards writes to file descriptor 2.
+    private let lock = Mutex(())
+
+    func write(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        lock.withLock { _ in
+            bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+        }
+    }
+}
+
+enum RFC3339Now {
+    static func string() -> String { RFC3339.string(from: Date()) }
+}

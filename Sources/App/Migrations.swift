@@ -1,0 +1,7 @@
+import Postgres
+
+/// The schema, as numbered migrations applied in order at start-up (see `Migrator`).
+public enum Migrations {
+    /// Every migration of the service, oldest first.
+    public static let all: [Migration] = []
+}

@@ -1,0 +1,17 @@
+import HTTPServer
+import Postgres
+
+/// How database failures look at the HTTP edge: saturation and outages are 503, the rest stay 500s.
+enum PostgresProblems {
+    static func problem(for error: any Error) -> Problem? {
+        guard let error = error as? PostgresError else { return nil }
+        switch error.kind {
+        case .poolTimeout:
+            return Problem.serviceUnavailable("No database connection became free in time; retry shortly.")
+        case .connection, .poolClosed:
+            return Problem.serviceUnavailable("The database is unreachable; retry shortly.")
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import CMicroHTTPD
+import Synchronization
+
+/// One request on one libmicrohttpd connection: its head and body as they arrive, then the state shared
+/// between the libmicrohttpd thread, the responder's task and the disconnect monitor.
+///
+/// `@unchecked Sendable`: the head/body fields are written only on the connection's libmicrohttpd thread
+/// before the task starts (task creation orders those writes before the task reads them), and everything
+/// shared afterwards lives in `state`, behind its lock.
+final class ConnectionContext: @unchecked Sendable {
+    let id: UInt64
+    let connection: OpaquePointer
+    unowned let core: ServerCore
+    let startedAt: ContinuousClock.Instant
+
+    // Written on the libmicrohttpd thread only, before the task starts.
+    var request: Request
+    var bodyTooLarge = false
+
+    /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
+    let state = Mutex(ConnectionState())
+
+    init(id: UInt64, connection: OpaquePointer, core: ServerCore, request: Request) {
+        self.id = id
+        self.connection = connection
+        self.core = core
+        self.request = request
+        self.startedAt = .now
+    }
+
+    /// The socket, for the disconnect monitor.
+    var socket: Int32 { sb_mhd_connection_fd(connection) }
+
+    /// Called by the responder's task with its answer: hands it over and resumes the connection.
+    func deliver(_ response: Response) {
+        let resume = state.withLock { state -> Bool in
+            let resume = state.respond(response)
+            if resume { unwatchLocked(&state) }
+            return resume
+        }
+        if resume { MHD_resume_connection(connection) }
+    }
+
+    /// Takes the response waiting to be queued, on the libmicrohttpd thread.
+    func takePendingResponse() -> Response? {
+        state.withLock { state in
+            defer { state.pendingResponse = nil }
+            return state.pendingResponse
+        }
+    }
+
+    /// The client went away while the request was suspended: cancel its task.
+    func clientWentAway() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.watched = false
+            return state.responded ? nil : state.task
+        }
+        task?.cancel()
+    }
+
+    /// The request is over (libmicrohttpd said so): no more writes, cancel whatever still runs.
+    func requestCompleted() {
+        let (task, writer) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<Void, any Error>?) in
+            state.closed = true
+            unwatchLocked(&state)
+            defer { state.writerWaiting = nil }
+            return (state.task, state.writerWaiting)
+        }
+        writer?.resume(throwing: CancellationError())
+        task?.cancel()
+    }
+
+    /// Registers the socket with the monitor when the request is still suspended (called by the monitor).
+    func watchIfStillSuspended(epoll: Int32) {
+        state.withLock { state in
+            guard state.suspended, !state.responded, !state.watched else { return }
+            if DisconnectMonitor.add(socket: socket, id: id, to: epoll) { state.watched = true }
+        }
+    }
+
+    /// Must be called under the lock, before the connection is resumed (its socket may be reused afterwards).
+    private func unwatchLocked(_ state: inout ConnectionState) {
+        guard state.watched else { return }
+        state.watched = false
+        DisconnectMonitor.remove(socket: socket, from: core.monitor.epoll)
+    }
+}
+
+extension ConnectionContext {
+    /// Shutdown: answers a request that is still running with `response` (its own answer, if it comes, is dropped).
+    func forceRespond(_ response: Response) {
+        let task = state.withLock { $0.task }
+        task?.cancel()
+        deliver(response)
+    }
+
+    /// Shutdown: ends a streamed body now, whatever its producer is doing.
+    func forceFinishStream() {
+        let (task, resume) = state.withLock { state -> (Task<Void, Never>?, Bool) in
+            state.producerFinished = true
+            return (state.task, state.takeSuspension())
+        }
+        task?.cancel()
+        if resume { MHD_resume_connection(connection) }
+    }
+
+    /// Shutdown: asks a streamed body's producer to stop (it is cancelled and then finishes the stream).
+    func cancelTask() {
+        let task = state.withLock { $0.task }
+        task?.cancel()
+    }
+}

@@ -1,0 +1,83 @@
+/// What one request's connection is doing, shared by the libmicrohttpd thread that owns it, the Swift task
+/// that answers it, and the disconnect monitor. Always accessed under `ConnectionContext.state`'s lock.
+///
+/// The invariant that matters: `suspended` mirrors libmicrohttpd's view exactly, and `MHD_resume_connection`
+/// is called only by whoever flips it from true to false.
+struct ConnectionState {
+    /// Whether the connection is suspended in libmicrohttpd right now.
+    var suspended = false
+    /// A response ready to be queued by the libmicrohttpd thread.
+    var pendingResponse: Response?
+    /// Whether a response has been handed over (later ones, e.g. after a forced 503, are dropped).
+    var responded = false
+    /// The task running the responder (and then producing a streamed body).
+    var task: Task<Void, Never>?
+    /// The socket is registered with the disconnect monitor.
+    var watched = false
+    /// The request finished or the client went away: no more writes.
+    var closed = false
+
+    // Streamed body
+    var streaming = false
+    var buffer: [UInt8] = []
+    var readOffset = 0
+    var producerFinished = false
+    var writerWaiting: CheckedContinuation<Void, any Error>?
+
+    var buffered: Int { buffer.count - readOffset }
+
+    /// Stores the responder's answer; returns whether the caller must resume the connection.
+    mutating func respond(_ response: Response) -> Bool {
+        guard !responded, !closed else { return false }
+        responded = true
+        pendingResponse = response
+        if case .stream = response.body { streaming = true }
+        return takeSuspension()
+    }
+
+    /// Flips `suspended` to false; true when it was set (the caller then owns the resume).
+    mutating func takeSuspension() -> Bool {
+        guard suspended else { return false }
+        suspended = false
+        return true
+    }
+
+    /// Appends streamed bytes; returns whether the caller must resume the connection.
+    mutating func append(_ bytes: [UInt8]) -> Bool {
+        if readOffset > 0 && readOffset >= buffer.count / 2 {
+            buffer.removeFirst(readOffset)
+            readOffset = 0
+        }
+        buffer.append(contentsOf: bytes)
+        return takeSuspension()
+    }
+
+    /// What the content reader should do when libmicrohttpd asks for up to `max` bytes.
+    enum ReadAction: Equatable {
+        case copy(Int)
+        case endOfStream
+        case error
+        case suspend
+    }
+
+    mutating func read(max: Int) -> ReadAction {
+        let available = buffered
+        if available > 0 { return .copy(min(max, available)) }
+        if producerFinished { return .endOfStream }
+        if closed { return .error }
+        suspended = true
+        return .suspend
+    }
+
+    /// Marks `count` bytes as sent; returns a waiting writer to wake when the buffer has drained enough.
+    mutating func consume(_ count: Int, lowWater: Int) -> CheckedContinuation<Void, any Error>? {
+        readOffset += count
+        if readOffset == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 16 * 1024)
+            readOffset = 0
+        }
+        guard buffered <= lowWater, let writer = writerWaiting else { return nil }
+        writerWaiting = nil
+        return writer
+    }
+}

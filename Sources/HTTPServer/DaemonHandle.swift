@@ -1,0 +1,64 @@
+import CMicroHTTPD
+import Foundation
+
+/// A running libmicrohttpd daemon.
+///
+/// `@unchecked Sendable`: the pointer is only passed to libmicrohttpd functions that are safe from any thread
+/// (quiesce, stop), and the server calls each of them once.
+struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    static func start(_ configuration: ServerConfiguration, core: ServerCore) throws -> DaemonHandle {
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
+        var badHost: Int32 = 0
+        let coreRef = Unmanaged.passRetained(core).toOpaque() // released never: the core lives as long as the process' server
+        let daemon: OpaquePointer? = (configuration.host ?? "").withCString { host in
+            var settings = sb_mhd_settings(
+                flags: UInt32(flags), port: UInt16(configuration.port),
+                host: configuration.host == nil ? nil : host,
+                thread_pool_size: UInt32(max(1, configuration.threads)),
+                connection_limit: UInt32(configuration.connectionLimit),
+                connection_timeout: UInt32(configuration.idleTimeoutSeconds),
+                connection_memory_limit: configuration.connectionMemoryLimit,
+                listen_backlog: 1024)
+            return sb_mhd_start(&settings, DaemonHandle.accessHandler, coreRef,
+                                DaemonHandle.completedHandler, coreRef, &badHost)
+        }
+        guard let daemon else {
+            let code = errno
+            Unmanaged<ServerCore>.fromOpaque(coreRef).release()
+            if badHost != 0 { throw HTTPServerError.invalidHost(configuration.host ?? "") }
+            throw HTTPServerError.startFailed(port: configuration.port, errno: code)
+        }
+        return DaemonHandle(pointer: daemon)
+    }
+
+    /// Stops accepting connections; the listening socket is closed.
+    func quiesce() {
+        let socket = MHD_quiesce_daemon(pointer)
+        if socket >= 0 { close(socket) }
+    }
+
+    /// Stops the daemon's threads and closes every connection (blocking, so off the cooperative pool).
+    func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                MHD_stop_daemon(self.pointer)
+                continuation.resume()
+            }
+            thread.start()
+        }
+    }
+
+    private static let accessHandler: MHD_AccessHandlerCallback = {
+        cls, connection, url, method, _, upload, uploadSize, slot in
+        let core = Unmanaged<ServerCore>.fromOpaque(cls!).takeUnretainedValue()
+        return core.access(connection!, url: url!, method: method!, upload: upload, uploadSize: uploadSize!, slot: slot!)
+    }
+
+    private static let completedHandler: MHD_RequestCompletedCallback = { cls, _, slot, _ in
+        guard let cls, let slot else { return }
+        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(slot)
+    }
+}

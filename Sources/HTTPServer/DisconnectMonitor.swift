@@ -1,0 +1,74 @@
+import CMicroHTTPD
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches the sockets of requests that have been running for a while, so a client that goes away
+/// cancels its request's task even though libmicrohttpd does not poll suspended connections.
+///
+/// Fast requests never touch it: only requests still suspended after `watchAfter` are registered
+/// (with `EPOLLRDHUP`), and they are removed before their connection is resumed.
+final class DisconnectMonitor: Sendable {
+    let epoll: Int32
+    private let wakeup: Int32
+    private let watchAfter: Duration
+
+    init(watchAfter: Duration) {
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeup = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        self.watchAfter = watchAfter
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64.max))
+        epoll_ctl(epoll, EPOLL_CTL_ADD, wakeup, &event)
+    }
+
+    /// Runs the monitor on its own thread until `stop()`.
+    func start(registry: InFlightRegistry) {
+        let thread = Thread { [self] in self.run(registry: registry) }
+        thread.name = "disconnect-monitor"
+        thread.start()
+    }
+
+    /// Stops the monitor thread.
+    func stop() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeup, &one, 8)
+    }
+
+    private func run(registry: InFlightRegistry) {
+        let timeoutMS = Int32(max(1, watchAfter.components.seconds * 1000 + watchAfter.components.attoseconds / 1_000_000_000_000_000))
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while true {
+            let count = epoll_wait(epoll, &events, Int32(events.count), timeoutMS)
+            if count > 0 {
+                for event in events[0 ..< Int(count)] {
+                    if event.data.u64 == UInt64.max {
+                        close(wakeup)
+                        close(epoll)
+                        return
+                    }
+                    registry.context(id: event.data.u64)?.clientWentAway()
+                }
+            }
+            let cutoff = ContinuousClock.now - watchAfter
+            for context in registry.snapshot() where context.startedAt < cutoff {
+                context.watchIfStillSuspended(epoll: epoll)
+            }
+        }
+    }
+
+    /// Registers a socket for hang-up notification; false when the socket is already gone.
+    static func add(socket: Int32, id: UInt64, to epoll: Int32) -> Bool {
+        guard socket >= 0 else { return false }
+        var event = epoll_event(events: EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue,
+                                data: epoll_data_t(u64: id))
+        return epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0
+    }
+
+    /// Removes a socket registered with `add`.
+    static func remove(socket: Int32, from epoll: Int32) {
+        guard socket >= 0 else { return }
+        var event = epoll_event()
+        epoll_ctl(epoll, EPOLL_CTL_DEL, socket, &event)
+    }
+}

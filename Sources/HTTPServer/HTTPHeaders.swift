@@ -1,0 +1,59 @@
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// Names keep the case they were given; lookups compare ASCII case-insensitively.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Element = (name: String, value: String)
+
+    @usableFromInline var fields: [Element]
+
+    /// An empty header list.
+    public init() { fields = [] }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The first value of the named field, or nil.
+    public subscript(name: String) -> String? {
+        for field in fields where field.name.equalsIgnoringASCIICase(name) { return field.value }
+        return nil
+    }
+
+    /// Appends a field, keeping any existing one of the same name.
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// Replaces every field of that name with a single one.
+    public mutating func set(_ name: String, _ value: String) {
+        fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        fields.append((name: name, value: value))
+    }
+
+    /// Whether a field of that name is present.
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
+}
+
+extension String {
+    /// ASCII case-insensitive equality, without allocating.
+    @inlinable
+    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        var a = self.utf8.makeIterator()
+        var b = other.utf8.makeIterator()
+        while true {
+            switch (a.next(), b.next()) {
+            case (nil, nil): return true
+            case let (x?, y?):
+                if x == y { continue }
+                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+                if lx != ly { return false }
+            default: return false
+            }
+        }
+    }
+}

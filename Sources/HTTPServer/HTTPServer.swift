@@ -1,0 +1,98 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd whose requests are answered by an async `Responder`.
+///
+/// Each request is read in full on a libmicrohttpd thread, its connection suspended, and the responder run in
+/// a Swift task; the task resumes the connection with its response. No libmicrohttpd thread waits on Swift work.
+/// Call `shutdown(deadline:)` before the process exits: stopping with suspended connections would abort.
+public final class HTTPServer: Sendable {
+    private let core: ServerCore
+    /// Guards the server's lifecycle state.
+    private let state = Mutex<LifecycleState>(.idle)
+
+    private enum LifecycleState {
+        case idle
+        case running(DaemonHandle, port: Int)
+        case stopping
+        case stopped
+    }
+
+    /// Creates a server; nothing listens until `start()`.
+    public init(configuration: ServerConfiguration, responder: @escaping Responder) {
+        core = ServerCore(configuration: configuration, responder: responder)
+    }
+
+    /// Binds and starts serving; returns the bound port (useful with port 0).
+    @discardableResult
+    public func start() throws -> Int {
+        let configuration = core.configuration
+        _ = sb_raise_nofile_limit()
+        let handle = try DaemonHandle.start(configuration, core: core)
+        let port = Int(sb_mhd_bound_port(handle.pointer))
+        core.monitor.start(registry: core.requests)
+        state.withLock { $0 = .running(handle, port: port) }
+        return port
+    }
+
+    /// The bound port, or nil when not running.
+    public var port: Int? {
+        state.withLock { state in
+            if case .running(_, let port) = state { return port }
+            return nil
+        }
+    }
+
+    /// Requests whose responder is still running.
+    public var requestsInFlight: Int { core.requests.count }
+
+    /// Responses whose body is still streaming.
+    public var openStreams: Int { core.streams.count }
+
+    /// Stops accepting connections, lets running requests finish up to `deadline`, ends streamed bodies
+    /// (their producers are cancelled), answers whatever is left with 503, then stops the daemon.
+    public func shutdown(deadline: Duration = .seconds(10)) async {
+        let handle = state.withLock { state -> DaemonHandle? in
+            guard case .running(let handle, _) = state else { return nil }
+            state = .stopping
+            return handle
+        }
+        guard let handle else { return }
+        core.draining.store(true, ordering: .relaxed)
+        handle.quiesce()
+        let end = ContinuousClock.now + deadline
+        await waitUntil(end) { core.requests.count == 0 }
+        for stream in core.streams.snapshot() { stream.cancelTask() }
+        await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
+        core.refusing.store(true, ordering: .relaxed)
+        let late = Problem.serviceUnavailable("The server is shutting down.").response()
+        for request in core.requests.snapshot() { request.forceRespond(late) }
+        for stream in core.streams.snapshot() { stream.forceFinishStream() }
+        await waitUntil(.now + .seconds(1)) { core.requests.count == 0 && core.streams.count == 0 }
+        await handle.stop()
+        core.monitor.stop()
+        state.withLock { $0 = .stopped }
+    }
+
+    private func waitUntil(_ end: ContinuousClock.Instant, _ done: () -> Bool) async {
+        while !done() && ContinuousClock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// Why the server could not start.
+public enum HTTPServerError: Error, CustomStringConvertible {
+    /// `host` is not an IPv4 or IPv6 literal.
+    case invalidHost(String)
+    /// libmicrohttpd refused to start (port in use, permissions, …).
+    case startFailed(port: Int, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .invalidHost(let host): return "HOST '\(host)' is not an IPv4 or IPv6 address"
+        case .startFailed(let port, let code): return "cannot listen on port \(port): \(String(cString: strerror(code)))"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import CMicroHTTPD
+
+extension ServerCore {
+    /// Queues `response` on the connection (on its libmicrohttpd thread).
+    func queue(_ response: Response, for context: ConnectionContext) -> MHD_Result {
+        let handle: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            handle = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
+                                                .RESPMEM_MUST_COPY)
+            }
+        case .stream:
+            handle = MHD_create_response_from_callback(
+                sb_mhd_size_unknown(), configuration.streamBlockSize, ServerCore.contentReader,
+                Unmanaged.passRetained(context).toOpaque(), ServerCore.contentReaderFree)
+            if handle != nil { streams.insert(context) }
+        }
+        guard let handle else { return .NO }
+        for field in response.headers {
+            MHD_add_response_header(handle, field.name, field.value)
+        }
+        if draining.load(ordering: .relaxed) {
+            MHD_add_response_header(handle, "Connection", "close")
+        }
+        let result = MHD_queue_response(context.connection, UInt32(response.status), handle)
+        MHD_destroy_response(handle)
+        return result
+    }
+
+    /// Copies queued stream bytes out to libmicrohttpd, or suspends the connection until more arrive.
+    func read(_ context: ConnectionContext, into destination: UnsafeMutablePointer<CChar>, max: Int) -> Int {
+        let lowWater = configuration.streamHighWater / 2
+        var writer: CheckedContinuation<Void, any Error>?
+        let result = context.state.withLock { state -> Int in
+            switch state.read(max: max) {
+            case .copy(let count):
+                state.buffer.withUnsafeBytes { source in
+                    UnsafeMutableRawPointer(destination).copyMemory(
+                        from: source.baseAddress! + state.readOffset, byteCount: count)
+                }
+                writer = state.consume(count, lowWater: lowWater)
+                return count
+            case .endOfStream:
+                return -1 // MHD_CONTENT_READER_END_OF_STREAM
+            case .error:
+                return -2 // MHD_CONTENT_READER_END_WITH_ERROR
+            case .suspend:
+                // Under the lock, so a writer cannot resume before libmicrohttpd has suspended.
+                MHD_suspend_connection(context.connection)
+                return 0
+            }
+        }
+        writer?.resume()
+        return result
+    }
+
+    static let contentReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
+        let context = Unmanaged<ConnectionContext>.fromOpaque(cls!).takeUnretainedValue()
+        return context.core.read(context, into: buffer!, max: max)
+    }
+
+    static let contentReaderFree: MHD_ContentReaderFreeCallback = { cls in
+        Unmanaged<ConnectionContext>.fromOpaque(cls!).release()
+    }
+}

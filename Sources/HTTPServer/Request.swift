@@ -1,0 +1,64 @@
+/// An HTTP request as a responder sees it: head, query, full body, route parameters and typed attributes.
+///
+/// The body has already been read in full (bounded by the server's body limit) before a responder runs.
+public struct Request: Sendable {
+    /// The request method, upper case as sent (`GET`, `POST`, …).
+    public var method: String
+    /// The percent-decoded path, without the query string.
+    public var path: String
+    /// Query parameters in the order sent; a name may repeat.
+    public var query: [(name: String, value: String)]
+    /// The request's header fields.
+    public var headers: HTTPHeaders
+    /// The request body (empty when none was sent).
+    public var body: [UInt8]
+    /// Parameters captured by the matched route template, e.g. `key` for `/v1/feeds/{key}`.
+    public var parameters: [String: String] = [:]
+    /// The matched route template (`/v1/feeds/{key}`), or nil before routing or when no route matched.
+    public var route: String?
+    /// The request id: the client's `X-Request-ID` when sane, else generated.
+    public var id: String = ""
+    /// Values that middleware attaches for handlers further down (an authenticated principal, say).
+    public var attributes = RequestAttributes()
+
+    /// Creates a request; the server does this, tests may too.
+    public init(method: String, path: String, query: [(name: String, value: String)] = [],
+                headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of a query parameter, or nil.
+    public func queryValue(_ name: String) -> String? {
+        for item in query where item.name == name { return item.value }
+        return nil
+    }
+
+    /// A route parameter; the router guarantees the ones named in the template exist.
+    public func parameter(_ name: String) -> String {
+        parameters[name] ?? ""
+    }
+}
+
+/// A key for a value in `RequestAttributes`, typed by the value it stores.
+public protocol RequestAttributeKey {
+    /// The type of the stored value.
+    associatedtype Value: Sendable
+}
+
+/// Typed storage that middleware uses to hand values to handlers.
+public struct RequestAttributes: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    /// An empty store.
+    public init() {}
+
+    /// The value stored under `key`, or nil.
+    public subscript<Key: RequestAttributeKey>(key: Key.Type) -> Key.Value? {
+        get { values[ObjectIdentifier(key)] as? Key.Value }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+}

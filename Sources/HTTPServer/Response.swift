@@ -1,0 +1,68 @@
+/// An HTTP response: status, headers and a body that is either bytes or a stream.
+public struct Response: Sendable {
+    /// The status code.
+    public var status: Int
+    /// Header fields; `Content-Length` and `Date` are added by the server.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: Body
+
+    /// A response body: complete bytes, or a stream of chunks written as they come.
+    public enum Body: Sendable {
+        /// The whole body, known up front.
+        case bytes([UInt8])
+        /// A body produced over time (sent chunked); see `StreamedBody`.
+        case stream(StreamedBody)
+    }
+
+    /// Creates a response with a complete body.
+    public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = .bytes(body)
+    }
+
+    /// Creates a response whose body is streamed.
+    public init(status: Int, headers: HTTPHeaders = [:], stream: StreamedBody) {
+        self.status = status
+        self.headers = headers
+        self.body = .stream(stream)
+    }
+
+    /// The body's bytes when it is not a stream, else nil.
+    public var bodyBytes: [UInt8]? {
+        if case .bytes(let bytes) = body { return bytes }
+        return nil
+    }
+}
+
+/// A body written over time: an async sequence of byte chunks, sent as they come.
+///
+/// Writing applies backpressure: the producer is suspended while the connection's send buffer is full.
+/// The sequence ends the response when it finishes; when the client goes away, the producing task is
+/// cancelled, so a producer must stop when cancelled.
+public struct StreamedBody: Sendable {
+    /// Writes the body into `writer`; returns when the body is complete.
+    let produce: @Sendable (BodyWriter) async throws -> Void
+
+    /// A body that yields each chunk of `sequence` in turn.
+    public init<Chunks: AsyncSequence & Sendable>(_ sequence: Chunks) where Chunks.Element == [UInt8] {
+        produce = { writer in
+            for try await chunk in sequence {
+                try await writer.write(chunk)
+            }
+        }
+    }
+
+    /// A body written by a closure, for producers that are not naturally sequences.
+    public init(_ produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
+        self.produce = produce
+    }
+}
+
+/// The sink a streamed body writes into.
+public protocol BodyWriter: Sendable {
+    /// Queues `bytes` for sending; suspends while the send buffer is over its limit.
+    /// Throws when the client has gone away.
+    func write(_ bytes: [UInt8]) async throws
+}

@@ -1,0 +1,64 @@
+/// One segment level of the routing trie.
+struct RouteNode: Sendable {
+    struct Handler: Sendable {
+        let template: String
+        let responder: Responder
+    }
+
+    enum Match {
+        case found(Responder, template: String, parameters: [String: String])
+        case methodNotAllowed([String])
+        case notFound
+    }
+
+    var literals: [Substring: RouteNode] = [:]
+    var parameterName: String?
+    var parameterChild: [RouteNode] = []   // zero or one element (recursive value type)
+    var handlers: [String: Handler] = [:]
+
+    static func segments(of path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    mutating func insert(_ segments: ArraySlice<Substring>, method: String, template: String, responder: @escaping Responder) {
+        guard let head = segments.first else {
+            precondition(handlers[method] == nil, "duplicate route \(method) \(template)")
+            handlers[method] = Handler(template: template, responder: responder)
+            return
+        }
+        if head.hasPrefix("{") && head.hasSuffix("}") {
+            let name = String(head.dropFirst().dropLast())
+            precondition(parameterName == nil || parameterName == name, "conflicting parameter names in \(template)")
+            parameterName = name
+            if parameterChild.isEmpty { parameterChild = [RouteNode()] }
+            parameterChild[0].insert(segments.dropFirst(), method: method, template: template, responder: responder)
+        } else {
+            literals[head, default: RouteNode()].insert(segments.dropFirst(), method: method, template: template, responder: responder)
+        }
+    }
+
+    func match(method: String, path: String) -> Match {
+        var parameters: [String: String] = [:]
+        guard let node = find(RouteNode.segments(of: path)[...], &parameters) else { return .notFound }
+        if let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) {
+            return .found(handler.responder, template: handler.template, parameters: parameters)
+        }
+        if node.handlers.isEmpty { return .notFound }
+        var allowed = Set(node.handlers.keys)
+        if allowed.contains("GET") { allowed.insert("HEAD") }
+        return .methodNotAllowed(allowed.sorted())
+    }
+
+    private func find(_ segments: ArraySlice<Substring>, _ parameters: inout [String: String]) -> RouteNode? {
+        guard let head = segments.first else { return self }
+        if let literal = literals[head], let found = literal.find(segments.dropFirst(), &parameters) {
+            return found
+        }
+        if let name = parameterName, let child = parameterChild.first,
+           let found = child.find(segments.dropFirst(), &parameters) {
+            parameters[name] = String(head)
+            return found
+        }
+        return nil
+    }
+}

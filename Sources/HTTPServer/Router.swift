@@ -1,0 +1,72 @@
+/// Turns a request into a response: a handler for a request.
+public typealias Responder = @Sendable (Request) async throws -> Response
+
+/// Routes requests by method and path template (`/v1/feeds/{key}`) to responders, through a middleware chain.
+///
+/// Register every route before the server starts; the router is immutable once it serves.
+/// A `GET` route also answers `HEAD`. Unknown paths → 404; a known path with another method → 405 with `Allow`.
+public struct Router: Sendable {
+    private var root = RouteNode()
+    private var middleware: [any Middleware] = []
+    private(set) public var routes: [(method: String, template: String)] = []
+
+    /// An empty router.
+    public init() {}
+
+    /// Adds middleware; the first added is the outermost.
+    public mutating func use(_ middleware: any Middleware) {
+        self.middleware.append(middleware)
+    }
+
+    /// Registers `responder` for `method` on `template`. Segments in braces capture a parameter.
+    public mutating func on(_ method: String, _ template: String, _ responder: @escaping Responder) {
+        let segments = RouteNode.segments(of: template)
+        root.insert(segments[...], method: method.uppercased(), template: template, responder: responder)
+        routes.append((method: method.uppercased(), template: template))
+    }
+
+    /// Shorthand for `on("GET", …)`.
+    public mutating func get(_ template: String, _ responder: @escaping Responder) { on("GET", template, responder) }
+    /// Shorthand for `on("POST", …)`.
+    public mutating func post(_ template: String, _ responder: @escaping Responder) { on("POST", template, responder) }
+    /// Shorthand for `on("PATCH", …)`.
+    public mutating func patch(_ template: String, _ responder: @escaping Responder) { on("PATCH", template, responder) }
+    /// Shorthand for `on("DELETE", …)`.
+    public mutating func delete(_ template: String, _ responder: @escaping Responder) { on("DELETE", template, responder) }
+
+    /// Routes the request and runs it through the middleware chain.
+    public func respond(to request: Request) async throws -> Response {
+        var request = request
+        let terminal: Responder
+        switch root.match(method: request.method, path: request.path) {
+        case .found(let responder, let template, let parameters):
+            request.route = template
+            request.parameters = parameters
+            terminal = responder
+        case .methodNotAllowed(let allowed):
+            let allow = allowed.joined(separator: ", ")
+            terminal = { request in
+                throw Problem(status: 405, title: "Method Not Allowed",
+                              detail: "\(request.method) is not allowed here; use \(allow).", headers: ["Allow": allow])
+            }
+        case .notFound:
+            terminal = { request in throw Problem.notFound("No route for \(request.path).") }
+        }
+        return try await Router.run(middleware[...], request, terminal)
+    }
+
+    private static func run(_ chain: ArraySlice<any Middleware>, _ request: Request,
+                            _ terminal: @escaping Responder) async throws -> Response {
+        guard let first = chain.first else { return try await terminal(request) }
+        let rest = chain.dropFirst()
+        return try await first.respond(to: request) { request in
+            try await Router.run(rest, request, terminal)
+        }
+    }
+}
+
+/// Code that wraps every request: it may change the request, short-circuit, or change the response.
+public protocol Middleware: Sendable {
+    /// Handles `request`, usually by calling `next` once.
+    func respond(to request: Request, next: Responder) async throws -> Response
+}

@@ -1,0 +1,49 @@
+/// How the HTTP server listens and what it allows.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind (an IPv4 or IPv6 literal); nil binds every interface.
+    public var host: String?
+    /// The port; 0 picks a free one (read it back from `HTTPServer.port`).
+    public var port: Int
+    /// libmicrohttpd polling threads; each owns a share of the connections.
+    public var threads: Int
+    /// The most connections served at once (divided among the threads); more wait in the listen backlog.
+    public var connectionLimit: Int
+    /// Seconds an idle (not suspended) connection may stay open.
+    public var idleTimeoutSeconds: Int
+    /// The largest request body accepted; larger ones are refused with 413.
+    public var bodyLimit: Int
+    /// Per-connection memory for headers and buffers (libmicrohttpd's pool; most of a streaming connection's cost).
+    public var connectionMemoryLimit: Int
+    /// Bytes libmicrohttpd asks a streamed body for at a time (allocated per streamed response).
+    public var streamBlockSize: Int
+    /// A streamed body's producer waits while this many bytes are queued and not yet sent.
+    public var streamHighWater: Int
+    /// Requests running longer than this get their socket watched, so a client that leaves cancels them.
+    public var disconnectWatchAfter: Duration
+
+    /// Creates a configuration; the defaults suit production on a small machine.
+    public init(host: String? = nil, port: Int = 8080, threads: Int = ServerConfiguration.coreCount,
+                connectionLimit: Int = 16_384, idleTimeoutSeconds: Int = 60, bodyLimit: Int = 1 << 20,
+                connectionMemoryLimit: Int = 16 * 1024, streamBlockSize: Int = 2048, streamHighWater: Int = 64 * 1024,
+                disconnectWatchAfter: Duration = .milliseconds(50)) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.connectionLimit = connectionLimit
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.bodyLimit = bodyLimit
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.streamBlockSize = streamBlockSize
+        self.streamHighWater = streamHighWater
+        self.disconnectWatchAfter = disconnectWatchAfter
+    }
+
+    /// The number of online processors.
+    public static var coreCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

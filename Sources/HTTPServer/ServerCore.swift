@@ -1,0 +1,118 @@
+import CMicroHTTPD
+import Synchronization
+
+/// The part of the server that libmicrohttpd's callbacks reach: it turns callbacks into requests and tasks,
+/// and tasks' answers back into queued responses.
+final class ServerCore: Sendable {
+    let configuration: ServerConfiguration
+    let responder: Responder
+    let monitor: DisconnectMonitor
+    /// Requests whose responder is running (their connection is suspended).
+    let requests = InFlightRegistry()
+    /// Responses whose body is still streaming.
+    let streams = InFlightRegistry()
+    private let nextID = Atomic<UInt64>(1)
+    /// Set when shutdown begins: responses carry `Connection: close`.
+    let draining = Atomic<Bool>(false)
+    /// Set at the end of shutdown: new requests are refused at once, without suspending.
+    let refusing = Atomic<Bool>(false)
+
+    init(configuration: ServerConfiguration, responder: @escaping Responder) {
+        self.configuration = configuration
+        self.responder = responder
+        self.monitor = DisconnectMonitor(watchAfter: configuration.disconnectWatchAfter)
+    }
+
+    /// The access handler: called by libmicrohttpd for the head, each body chunk, the end of the body,
+    /// and again after a resume.
+    func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+                upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
+                slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+        guard let raw = slot.pointee else {
+            let request = MHDRequestReader.request(connection, method: method, url: url)
+            let context = ConnectionContext(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                            connection: connection, core: self, request: request)
+            slot.pointee = Unmanaged.passRetained(context).toOpaque()
+            if let length = request.headers["Content-Length"].flatMap({ Int($0) }), length > configuration.bodyLimit {
+                return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
+            }
+            return .YES
+        }
+        let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            appendBody(upload, count: uploadSize.pointee, to: context)
+            uploadSize.pointee = 0
+            return .YES
+        }
+        if let response = context.takePendingResponse() {
+            requests.remove(context.id)
+            return queue(response, for: context)
+        }
+        if context.bodyTooLarge {
+            return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
+        }
+        if refusing.load(ordering: .relaxed) {
+            return queue(Problem.serviceUnavailable("The server is shutting down.").response(), for: context)
+        }
+        return start(context)
+    }
+
+    private func appendBody(_ upload: UnsafePointer<CChar>?, count: Int, to context: ConnectionContext) {
+        guard !context.bodyTooLarge, let upload else { return }
+        if context.request.body.count + count > configuration.bodyLimit {
+            context.bodyTooLarge = true
+            context.request.body = []
+            return
+        }
+        upload.withMemoryRebound(to: UInt8.self, capacity: count) {
+            context.request.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+        }
+    }
+
+    /// Suspends the connection and runs the responder in a task; the task resumes the connection.
+    private func start(_ context: ConnectionContext) -> MHD_Result {
+        let request = context.request
+        MHD_suspend_connection(context.connection)
+        requests.insert(context)
+        context.state.withLock { state in
+            state.suspended = true
+            state.task = Task {
+                let response = await self.respond(to: request)
+                context.deliver(response)
+                if case .stream(let body) = response.body {
+                    await self.produce(body, into: context)
+                }
+            }
+        }
+        return .YES
+    }
+
+    private func respond(to request: Request) async -> Response {
+        do {
+            return try await responder(request)
+        } catch {
+            return ErrorMiddleware.response(for: error, request: request)
+        }
+    }
+
+    private func produce(_ body: StreamedBody, into context: ConnectionContext) async {
+        let writer = StreamWriter(context: context, highWater: configuration.streamHighWater)
+        do { try await body.produce(writer) } catch {}
+        writer.finish()
+    }
+
+    /// The request is over, whatever the reason (libmicrohttpd's completion notice).
+    func completed(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let raw = slot.pointee else { return }
+        slot.pointee = nil
+        let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeRetainedValue()
+        context.requestCompleted()
+        requests.remove(context.id)
+        streams.remove(context.id)
+    }
+
+    static func tooLarge(limit: Int) -> Response {
+        Problem(status: 413, title: "Content Too Large",
+                detail: "The request body exceeds the limit of \(limit) bytes.").response()
+    }
+}

@@ -1,0 +1,3 @@
+import App
+
+await SwitchboardCommand.main(CommandLine.arguments)

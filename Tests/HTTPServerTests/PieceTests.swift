@@ -1,0 +1,55 @@
+import Foundation
+import HTTPServer
+import Testing
+
+@Suite struct PieceTests {
+    @Test func requestIDSanity() {
+        #expect(RequestIDMiddleware.isSane("abc-123_XYZ"))
+        #expect(!RequestIDMiddleware.isSane(""))
+        #expect(!RequestIDMiddleware.isSane("has space"))
+        #expect(!RequestIDMiddleware.isSane("ünïcode"))
+        #expect(!RequestIDMiddleware.isSane(String(repeating: "a", count: 129)))
+        #expect(RequestIDMiddleware.isSane(String(repeating: "a", count: 128)))
+    }
+
+    @Test func generatedRequestIDsAreUnique() async throws {
+        let middleware = RequestIDMiddleware()
+        var seen = Set<String>()
+        for _ in 0 ..< 100 {
+            let response = try await middleware.respond(to: Request(method: "GET", path: "/")) { request in
+                Response(status: 200, headers: ["X-Seen": request.id])
+            }
+            seen.insert(response.headers["X-Request-ID"]!)
+        }
+        #expect(seen.count == 100)
+    }
+
+    @Test func headersAreCaseInsensitive() {
+        var headers: HTTPHeaders = ["Content-Type": "a"]
+        #expect(headers["content-type"] == "a")
+        headers.set("CONTENT-TYPE", "b")
+        #expect(headers.count == 1)
+        #expect(headers["Content-Type"] == "b")
+    }
+
+    @Test func problemBodyFollowsRFC9457() throws {
+        let response = Problem.badRequest("limit must be 1-100", parameter: "limit").response(requestID: "r1")
+        #expect(response.status == 400)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        let json = try JSONSerialization.jsonObject(with: Data(response.bodyBytes!)) as! [String: Any]
+        #expect(json["type"] as? String == "/problems/bad-request")
+        #expect(json["title"] as? String == "Bad Request")
+        #expect(json["status"] as? Int == 400)
+        #expect(json["detail"] as? String == "limit must be 1-100")
+        #expect(json["parameter"] as? String == "limit")
+        #expect(json["instance"] as? String == "urn:request:r1")
+    }
+
+    @Test func rfc3339RoundTripsMicroseconds() {
+        let date = Date(timeIntervalSince1970: 1_780_000_000.123456)
+        let text = RFC3339.string(from: date)
+        #expect(text == "2026-05-28T20:26:40.123456Z")
+        let parsed = RFC3339.date(from: text)!
+        #expect(abs(parsed.timeIntervalSince1970 - date.timeIntervalSince1970) < 0.001)
+    }
+}

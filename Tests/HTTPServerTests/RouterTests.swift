@@ -1,0 +1,69 @@
+import HTTPServer
+import Testing
+
+@Suite struct RouterTests {
+    func router() -> Router {
+        var router = Router()
+        router.get("/v1/feeds/{key}") { request in Response(status: 200, body: Array("feed \(request.parameter("key"))".utf8)) }
+        router.post("/v1/feeds/{key}/items") { _ in Response(status: 201) }
+        router.get("/v1/feeds/special") { _ in Response(status: 200, body: Array("special".utf8)) }
+        router.delete("/v1/feeds/{key}/items/{id}") { request in
+            Response(status: 200, body: Array("\(request.parameter("key"))/\(request.parameter("id"))".utf8))
+        }
+        return router
+    }
+
+    @Test func matchesTemplatesAndCapturesParameters() async throws {
+        let response = try await router().respond(to: Request(method: "GET", path: "/v1/feeds/news"))
+        #expect(response.bodyBytes == Array("feed news".utf8))
+        let two = try await router().respond(to: Request(method: "DELETE", path: "/v1/feeds/a/items/7"))
+        #expect(two.bodyBytes == Array("a/7".utf8))
+    }
+
+    @Test func literalSegmentsWinOverParameters() async throws {
+        let response = try await router().respond(to: Request(method: "GET", path: "/v1/feeds/special"))
+        #expect(response.bodyBytes == Array("special".utf8))
+    }
+
+    @Test func trailingSlashIsTolerated() async throws {
+        let response = try await router().respond(to: Request(method: "GET", path: "/v1/feeds/news/"))
+        #expect(response.status == 200)
+    }
+
+    @Test func unknownPathThrows404() async throws {
+        await #expect(throws: Problem.notFound("No route for /v2.")) {
+            _ = try await router().respond(to: Request(method: "GET", path: "/v2"))
+        }
+    }
+
+    @Test func wrongMethodThrows405WithAllow() async throws {
+        do {
+            _ = try await router().respond(to: Request(method: "PUT", path: "/v1/feeds/x"))
+            Issue.record("expected a 405")
+        } catch let problem as Problem {
+            #expect(problem.status == 405)
+            #expect(problem.headers["Allow"] == "GET, HEAD")
+        }
+    }
+
+    @Test func headIsServedByGet() async throws {
+        let response = try await router().respond(to: Request(method: "HEAD", path: "/v1/feeds/x"))
+        #expect(response.status == 200)
+    }
+
+    @Test func middlewareRunsOutermostFirstAndSeesTheRoute() async throws {
+        struct Tag: Middleware {
+            let name: String
+            func respond(to request: Request, next: Responder) async throws -> Response {
+                var response = try await next(request)
+                response.headers.add("X-Order", name + ":" + (request.route ?? "none"))
+                return response
+            }
+        }
+        var router = router()
+        router.use(Tag(name: "outer"))
+        router.use(Tag(name: "inner"))
+        let response = try await router.respond(to: Request(method: "GET", path: "/v1/feeds/x"))
+        #expect(response.headers.map(\.value) == ["inner:/v1/feeds/{key}", "outer:/v1/feeds/{key}"])
+    }
+}

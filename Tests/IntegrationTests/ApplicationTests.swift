@@ -1,0 +1,82 @@
+import App
+import Foundation
+import HTTPServer
+import Testing
+
+@Suite("The service: health, readiness, configuration, shutdown")
+struct ApplicationTests {
+    static func configuration(database: String = TestEnvironment.databaseURL) -> Configuration {
+        Configuration(server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+                      databaseURL: database, poolSize: 4, poolTimeout: .seconds(2), logLevel: .error)
+    }
+
+    @Test func healthAndReadiness() async throws {
+        let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
+        let port = try await app.start()
+        await app.waitUntilMigrated()
+        let health = try await request(port: port, "GET", "/healthz")
+        #expect(health.status == 200)
+        #expect(health.text == #"{"status":"ok"}"#)
+        let ready = try await request(port: port, "GET", "/readyz")
+        #expect(ready.status == 200)
+        #expect(try ready.json()["status"] as? String == "ready")
+        await app.shutdown()
+    }
+
+    @Test func readinessFollowsTheDatabase() async throws {
+        let cluster = try PrivateCluster()
+        defer { cluster.destroy() }
+        let app = Application(configuration: Self.configuration(database: cluster.url), logger: Logger(level: .error))
+        let port = try await app.start()
+        await app.waitUntilMigrated()
+        #expect(try await request(port: port, "GET", "/readyz").status == 200)
+
+        try cluster.stop()
+        let down = try await request(port: port, "GET", "/readyz")
+        #expect(down.status == 503)
+        #expect(down.header("Content-Type") == "application/problem+json")
+        #expect(try await request(port: port, "GET", "/healthz").status == 200)
+
+        try cluster.start()
+        #expect(await eventually(timeout: .seconds(10)) {
+            (try? await request(port: port, "GET", "/readyz").status) == 200
+        })
+        await app.shutdown()
+    }
+
+    @Test func shutdownTurnsReadinessOffAndStopsListening() async throws {
+        let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
+        let port = try await app.start()
+        await app.waitUntilMigrated()
+        await app.shutdown()
+        await #expect(throws: (any Error).self) { _ = try await request(port: port, "GET", "/healthz") }
+    }
+
+    @Test func invalidConfigurationStopsStartUpNamingTheVariable() throws {
+        for (variable, value) in [("PORT", "eighty"), ("PORT", "70000"), ("LOG_LEVEL", "loud"), ("HOST", "not-an-ip"),
+                                  ("DATABASE_POOL_SIZE", "0")] {
+            let process = Process()
+            process.executableURL = TestEnvironment.binary
+            process.environment = ["DATABASE_URL": TestEnvironment.databaseURL, variable: value]
+            let pipe = Pipe()
+            process.standardError = pipe
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 2)
+            let lines = output.split(separator: "\n")
+            #expect(lines.count == 1)
+            #expect(lines.first?.contains(variable) == true, "\(output)")
+        }
+    }
+
+    @Test func configurationDefaults() throws {
+        let configuration = try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp"])
+        #expect(configuration.server.port == 8080)
+        #expect(configuration.server.bodyLimit == 1 << 20)
+        #expect(configuration.poolSize == 10)
+        #expect(configuration.logLevel == .info)
+        #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment([:]) }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import HTTPServer
+import Testing
+
+struct Echo: Codable, Sendable {
+    var text: String
+}
+
+@Suite("HTTP server over real sockets")
+struct HTTPServerEndToEndTests {
+    static func routes(_ router: inout Router) {
+        router.get("/json") { _ in try Response.json(["hello": "world"]) }
+        router.post("/echo") { request in try Response.json(try request.decodeJSON(Echo.self), status: 201) }
+        router.get("/items/{id}") { request in try Response.json(["id": request.parameter("id"),
+                                                                   "q": request.queryValue("q") ?? ""]) }
+        router.delete("/items/{id}") { _ in .empty() }
+    }
+
+    @Test func jsonOK() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let response = try await request(port: port, "GET", "/json")
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type") == "application/json")
+            #expect(response.text == #"{"hello":"world"}"#)
+            #expect(response.header("X-Request-ID")?.isEmpty == false)
+        }
+    }
+
+    @Test func pathParametersAndQuery() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let response = try await request(port: port, "GET", "/items/a%20b?q=x%26y")
+            #expect(response.status == 200)
+            let json = try response.json()
+            #expect(json["id"] as? String == "a b")
+            #expect(json["q"] as? String == "x&y")
+        }
+    }
+
+    @Test func unknownRouteIs404Problem() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let response = try await request(port: port, "GET", "/nope")
+            #expect(response.status == 404)
+            #expect(response.header("Content-Type") == "application/problem+json")
+            let json = try response.json()
+            #expect(json["status"] as? Int == 404)
+            #expect(json["title"] as? String == "Not Found")
+        }
+    }
+
+    @Test func wrongMethodIs405WithAllow() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let response = try await request(port: port, "PUT", "/items/1")
+            #expect(response.status == 405)
+            #expect(response.header("Allow") == "DELETE, GET, HEAD")
+            #expect(response.header("Content-Type") == "application/problem+json")
+        }
+    }
+
+    @Test func bodyOverLimitIs413FromContentLength() async throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        configuration.bodyLimit = 1024
+        try await withTestServer(configuration: configuration, Self.routes) { _, port in
+            // Announced too large: refused before the body is read (none is sent).
+            let response = try await rawRequest(port: port,
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+            #expect(response.status == 413)
+            #expect(response.header("Content-Type") == "application/problem+json")
+        }
+    }
+
+    @Test func chunkedBodyOverLimitIs413() async throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        configuration.bodyLimit = 1024
+        try await withTestServer(configuration: configuration, Self.routes) { _, port in
+            let chunk = String(repeating: "a", count: 800)
+            let text = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                + "Connection: close\r\n\r\n320\r\n\(chunk)\r\n320\r\n\(chunk)\r\n0\r\n\r\n"
+            let response = try await rawRequest(port: port, text)
+            #expect(response.status == 413)
+            #expect(response.header("Content-Type") == "application/problem+json")
+        }
+    }
+
+    @Test func malformedJSONIs400Problem() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let response = try await request(port: port, "POST", "/echo", body: "{not json")
+            #expect(response.status == 400)
+            #expect(response.header("Content-Type") == "application/problem+json")
+            let missing = try await request(port: port, "POST", "/echo", body: "{}")
+            #expect(missing.status == 400)
+            #expect(try missing.json()["parameter"] as? String == "text")
+            let wrongType = try await request(port: port, "POST", "/echo", headers: ["Content-Type": "text/plain"], body: "x")
+            #expect(wrongType.status == 415)
+        }
+    }
+
+    @Test func malformedHTTPIsRejectedAndServerKeepsServing() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let response = try await rawRequest(port: port, "GET /json HTTP/1.1\r\nBad Header Without Colon\r\n\r\n")
+            #expect(response.status == 400)
+            let noHost = try await rawRequest(port: port, "GET /json HTTP/1.1\r\n\r\n")
+            #expect(noHost.status == 400)
+            let fine = try await request(port: port, "GET", "/json")
+            #expect(fine.status == 200)
+        }
+    }
+
+    @Test func requestIDIsEchoedWhenSaneAndReplacedOtherwise() async throws {
+        try await withTestServer(Self.routes) { _, port in
+            let sane = try await request(port: port, "GET", "/json", headers: ["X-Request-ID": "abc-123"])
+            #expect(sane.header("X-Request-ID") == "abc-123")
+            let tooLong = String(repeating: "x", count: 129)
+            let replaced = try await request(port: port, "GET", "/json", headers: ["X-Request-ID": tooLong])
+            #expect(replaced.header("X-Request-ID") != tooLong)
+            #expect(replaced.header("X-Request-ID")?.isEmpty == false)
+        }
+    }
+
+    @Test func thousandConcurrentRequestsAreAllAnswered() async throws {
+        try await withTestServer({ router in
+            router.get("/n/{n}") { request in
+                try await Task.sleep(for: .milliseconds(20))
+                return try Response.json(["n": request.parameter("n")])
+            }
+        }) { server, port in
+            let results = try await onThread { () -> [Bool] in
+                let sockets = try (0 ..< 1000).map { _ in try RawSocket(port: port) }
+                for (i, socket) in sockets.enumerated() {
+                    try socket.send("GET /n/\(i) HTTP/1.1\r\nHost: x\r\n\r\n")
+                }
+                return try sockets.enumerated().map { i, socket in
+                    let response = try socket.readResponse(timeout: 30)
+                    return response.status == 200 && response.text == #"{"n":"\#(i)"}"#
+                }
+            }
+            #expect(results.count == 1000)
+            #expect(results.allSatisfy { $0 })
+            #expect(await eventually { server.requestsInFlight == 0 })
+        }
+    }
+
+    @Test func disconnectingClientCancelsItsHandler() async throws {
+        let started = Counter()
+        let cancelled = Counter()
+        try await withTestServer({ router in
+            router.get("/slow") { _ in
+                started.increment()
+                do {
+                    try await Task.sleep(for: .seconds(30))
+                } catch {
+                    cancelled.increment()
+                    throw error
+                }
+                return .empty()
+            }
+        }) { server, port in
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await eventually { started.count == 1 })
+            try await Task.sleep(for: .milliseconds(150)) // past the watch threshold
+            socket.shutdownAndClose()
+            #expect(await eventually { cancelled.count == 1 })
+            #expect(await eventually { server.requestsInFlight == 0 })
+        }
+    }
+
+    @Test func streamedBodyArrivesInChunksAndEnds() async throws {
+        try await withTestServer({ router in
+            router.get("/stream") { _ in
+                let chunks = AsyncStream<[UInt8]> { continuation in
+                    for i in 0 ..< 5 { continuation.yield(Array("chunk \(i)\n".utf8)) }
+                    continuation.finish()
+                }
+                return Response(status: 200, headers: ["Content-Type": "text/plain"], stream: StreamedBody(chunks))
+            }
+        }) { server, port in
+            let response = try await request(port: port, "GET", "/stream")
+            #expect(response.status == 200)
+            #expect(response.header("Transfer-Encoding") == "chunked")
+            #expect(response.text == (0 ..< 5).map { "chunk \($0)\n" }.joined())
+            #expect(await eventually { server.openStreams == 0 })
+        }
+    }
+
+    @Test func streamedBodyAppliesBackpressureAndStopsWhenClientLeaves() async throws {
+        let produced = Counter()
+        let stopped = Counter()
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        configuration.streamHighWater = 64 * 1024
+        try await withTestServer(configuration: configuration, { router in
+            router.get("/firehose") { _ in
+                Response(status: 200, stream: StreamedBody { writer in
+                    defer { stopped.increment() }
+                    let chunk = [UInt8](repeating: 120, count: 16 * 1024)
+                    while true {
+                        try await writer.write(chunk)
+                        produced.increment()
+                    }
+                })
+            }
+        }) { server, port in
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /firehose HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = try await onThread { try socket.readSome() }
+            try await Task.sleep(for: .milliseconds(300))
+            // The client reads nothing more: the producer must be held back by the buffer limit
+            // (plus what the kernel's socket buffers absorb), not run away.
+            let held = produced.count
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(produced.count == held)
+            #expect(held < 1000)
+            socket.shutdownAndClose()
+            #expect(await eventually { stopped.count == 1 })
+            #expect(await eventually { server.openStreams == 0 })
+        }
+    }
+}

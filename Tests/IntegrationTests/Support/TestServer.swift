@@ -1,0 +1,43 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// Counts events seen by test routes (cancellations, say), safe from any thread.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
+
+/// Starts an HTTPServer on an ephemeral port with `configure`'s routes and the standard middleware;
+/// runs `body`; shuts the server down.
+func withTestServer<T: Sendable>(
+    configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+    _ configure: (inout Router) -> Void,
+    _ body: (HTTPServer, Int) async throws -> T
+) async throws -> T {
+    var router = Router()
+    router.use(RequestIDMiddleware())
+    router.use(ErrorMiddleware())
+    configure(&router)
+    let server = HTTPServer(configuration: configuration, responder: router.respond(to:))
+    let port = try server.start()
+    do {
+        let result = try await body(server, port)
+        await server.shutdown(deadline: .seconds(2))
+        return result
+    } catch {
+        await server.shutdown(deadline: .seconds(2))
+        throw error
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(3), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let end = ContinuousClock.now + timeout
+    while ContinuousClock.now < end {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}

@@ -1,0 +1,340 @@
+/*
+ * mhd-baseline: the raw-C libmicrohttpd reference server for Switchboard's benchmarks.
+ *
+ * It is the yardstick the Swift server is compared against, so it does the same thing the Swift
+ * server does, in the leanest C:
+ *
+ *   GET /direct   200 {"status":"ok"}, queued on the final access-handler call (no suspend).
+ *   GET /async    200 {"status":"ok"} through the async hop: the final call suspends the connection,
+ *                 a worker thread (pool fed by a mutex+condvar queue) marks the request ready and
+ *                 resumes it, MHD calls the handler again and the handler queues the response.
+ *   GET /healthz  same as /async (lets this binary stand in for Switchboard when testing the scripts).
+ *   anything else 404 (405 for a known path with another method).
+ *
+ * Environment / arguments:
+ *   PORT      listening port (default 8090)
+ *   HOST      listening IPv4 address (default 127.0.0.1)
+ *   THREADS   MHD thread-pool size (default: number of online cores); argv[1] overrides it
+ *   WORKERS   async worker threads (default: number of online cores)
+ *
+ * Build: gcc -O2 -Wall -o bench/c-baseline/mhd-baseline bench/c-baseline/baseline.c -lmicrohttpd -lpthread
+ * Stops cleanly on SIGTERM / SIGINT.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BODY_OK "{\"status\":\"ok\"}"
+#define BODY_NOT_FOUND "{\"error\":\"not found\"}"
+#define BODY_NOT_ALLOWED "{\"error\":\"method not allowed\"}"
+
+enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
+
+/* Per-request context, stored in *con_cls and freed in the completion callback. */
+struct request {
+    enum route route;
+    bool suspended;  /* guarded by ctx_lock: set right before MHD_suspend_connection, cleared by the resumer */
+    bool ready;      /* guarded by ctx_lock: the worker has produced the answer */
+    bool counted;    /* counted in `inflight` (suspended and not yet handled again) */
+    struct MHD_Connection *connection;
+    struct request *next;  /* worker queue link */
+};
+
+static struct MHD_Response *resp_ok, *resp_not_found, *resp_not_allowed;
+
+/* One lock guards every context's suspended/ready flags: held only for a few instructions. */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Worker queue. */
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static struct request *q_head, *q_tail;
+static bool q_stop;
+
+/* Shutdown bookkeeping: requests suspended and not yet handed back to the handler. */
+static atomic_long inflight;
+static atomic_bool stopping;
+
+static void inflight_add(long d) { atomic_fetch_add_explicit(&inflight, d, memory_order_relaxed); }
+static long inflight_get(void) { return atomic_load(&inflight); }
+
+static void enqueue(struct request *r) {
+    r->next = NULL;
+    pthread_mutex_lock(&q_lock);
+    if (q_tail)
+        q_tail->next = r;
+    else
+        q_head = r;
+    q_tail = r;
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+}
+
+static void *worker_main(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&q_lock);
+        while (!q_head && !q_stop)
+            pthread_cond_wait(&q_cond, &q_lock);
+        if (!q_head) { /* stopping and drained */
+            pthread_mutex_unlock(&q_lock);
+            return NULL;
+        }
+        struct request *r = q_head;
+        q_head = r->next;
+        if (!q_head)
+            q_tail = NULL;
+        pthread_mutex_unlock(&q_lock);
+
+        /* The "work": the answer is the fixed body, so just mark it ready. */
+        struct MHD_Connection *c = NULL;
+        pthread_mutex_lock(&ctx_lock);
+        r->ready = true;
+        if (r->suspended) {
+            r->suspended = false;
+            c = r->connection;
+        }
+        pthread_mutex_unlock(&ctx_lock);
+        /* The connection stays suspended (so neither it nor r can be freed) until this call;
+         * r must not be touched after it. */
+        if (c)
+            MHD_resume_connection(c);
+    }
+}
+
+static enum route route_for(const char *url, const char *method) {
+    enum route r;
+    if (strcmp(url, "/direct") == 0)
+        r = ROUTE_DIRECT;
+    else if (strcmp(url, "/async") == 0 || strcmp(url, "/healthz") == 0)
+        r = ROUTE_ASYNC;
+    else
+        return ROUTE_NOT_FOUND;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return ROUTE_NOT_ALLOWED;
+    return r;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, const char *url,
+                               const char *method, const char *version, const char *upload_data,
+                               size_t *upload_data_size, void **con_cls) {
+    (void)cls;
+    (void)version;
+    (void)upload_data;
+    struct request *r = *con_cls;
+
+    if (r == NULL) {
+        /* First call (headers only). Queuing here would force Connection: close: just set up. */
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        r->route = route_for(url, method);
+        r->connection = connection;
+        *con_cls = r;
+        return MHD_YES;
+    }
+
+    if (*upload_data_size != 0) { /* a body we do not need: discard it */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+
+    switch (r->route) {
+    case ROUTE_DIRECT:
+        return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
+    case ROUTE_NOT_FOUND:
+        return MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, resp_not_found);
+    case ROUTE_NOT_ALLOWED:
+        return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, resp_not_allowed);
+    case ROUTE_ASYNC: {
+        pthread_mutex_lock(&ctx_lock);
+        bool ready = r->ready;
+        pthread_mutex_unlock(&ctx_lock);
+        if (ready) { /* called again after the worker resumed us */
+            if (r->counted) {
+                r->counted = false;
+                inflight_add(-1);
+            }
+            return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
+        }
+        /* shutting down: answer without suspending, so nothing is left suspended */
+        if (atomic_load_explicit(&stopping, memory_order_relaxed))
+            return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
+        r->counted = true;
+        inflight_add(1);
+        pthread_mutex_lock(&ctx_lock);
+        r->suspended = true;
+        MHD_suspend_connection(connection);
+        pthread_mutex_unlock(&ctx_lock);
+        enqueue(r);
+        return MHD_YES; /* never NO after suspending */
+    }
+    case ROUTE_NONE:
+        break;
+    }
+    return MHD_NO;
+}
+
+static void completed(void *cls, struct MHD_Connection *connection, void **con_cls,
+                      enum MHD_RequestTerminationCode toe) {
+    (void)cls;
+    (void)connection;
+    (void)toe;
+    struct request *r = *con_cls;
+    if (!r)
+        return;
+    if (r->counted) /* cannot normally happen: a suspended request does not complete */
+        inflight_add(-1);
+    free(r);
+    *con_cls = NULL;
+}
+
+static struct MHD_Response *make_response(const char *body) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (!resp || MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") != MHD_YES) {
+        fprintf(stderr, "mhd-baseline: cannot create response\n");
+        exit(1);
+    }
+    return resp;
+}
+
+static unsigned parse_count(const char *s, const char *what) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 1 || v > 1024) {
+        fprintf(stderr, "mhd-baseline: bad %s: %s\n", what, s);
+        exit(2);
+    }
+    return (unsigned)v;
+}
+
+int main(int argc, char **argv) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned cores = ncpu > 0 ? (unsigned)ncpu : 1;
+    unsigned threads = cores, workers = cores;
+    const char *env;
+    if ((env = getenv("THREADS")) && *env)
+        threads = parse_count(env, "THREADS");
+    if (argc > 1)
+        threads = parse_count(argv[1], "thread count");
+    if ((env = getenv("WORKERS")) && *env)
+        workers = parse_count(env, "WORKERS");
+
+    unsigned port = 8090;
+    if ((env = getenv("PORT")) && *env) {
+        char *end;
+        long p = strtol(env, &end, 10);
+        if (*end || p < 1 || p > 65535) {
+            fprintf(stderr, "mhd-baseline: bad PORT: %s\n", env);
+            return 2;
+        }
+        port = (unsigned)p;
+    }
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)port);
+    const char *host = (env = getenv("HOST")) && *env ? env : "127.0.0.1";
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+        fprintf(stderr, "mhd-baseline: bad HOST (IPv4 address expected): %s\n", host);
+        return 2;
+    }
+
+    /* Descriptors: raise the soft limit to the hard one. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            perror("mhd-baseline: setrlimit(RLIMIT_NOFILE)");
+    }
+
+    /* Block the stop signals in every thread; main waits for them with sigwait. */
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGTERM);
+    sigaddset(&stop_set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    resp_ok = make_response(BODY_OK);
+    resp_not_found = make_response(BODY_NOT_FOUND);
+    resp_not_allowed = make_response(BODY_NOT_ALLOWED);
+    if (MHD_add_response_header(resp_not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
+        return 1;
+
+    pthread_t *worker_ids = calloc(workers, sizeof *worker_ids);
+    if (!worker_ids)
+        return 1;
+    for (unsigned i = 0; i < workers; i++) {
+        if (pthread_create(&worker_ids[i], NULL, worker_main, NULL) != 0) {
+            fprintf(stderr, "mhd-baseline: cannot start worker thread\n");
+            return 1;
+        }
+    }
+
+    /* Options as an array so that the pool size can be left out for one thread (MHD warns on 1). */
+    struct MHD_OptionItem opts[8];
+    unsigned n = 0;
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &addr};
+    if (threads > 1)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)threads, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 10000, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        (uint16_t)port, NULL, NULL, handler, NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "mhd-baseline: cannot start daemon on %s:%u\n", host, port);
+        return 1;
+    }
+    fprintf(stderr, "mhd-baseline: listening on http://%s:%u (%u MHD threads, %u workers, rlimit %llu)\n",
+            host, port, threads, workers, (unsigned long long)rl.rlim_cur);
+
+    int sig = 0;
+    while (sigwait(&stop_set, &sig) != 0)
+        ;
+
+    /* Clean shutdown: stop accepting, answer new async requests inline, wait (bounded) until nothing is
+     * suspended (MHD_stop_daemon with a suspended connection aborts), then stop the daemon and workers. */
+    atomic_store(&stopping, true);
+    MHD_socket lsock = MHD_quiesce_daemon(d);
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    for (int i = 0; i < 1000 && inflight_get() > 0; i++) /* at most ~5 s */
+        nanosleep(&nap, NULL);
+    if (inflight_get() > 0)
+        fprintf(stderr, "mhd-baseline: %ld requests still suspended at shutdown\n", inflight_get());
+    MHD_stop_daemon(d);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
+
+    pthread_mutex_lock(&q_lock);
+    q_stop = true;
+    pthread_cond_broadcast(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+    for (unsigned i = 0; i < workers; i++)
+        pthread_join(worker_ids[i], NULL);
+    free(worker_ids);
+
+    MHD_destroy_response(resp_ok);
+    MHD_destroy_response(resp_not_found);
+    MHD_destroy_response(resp_not_allowed);
+    fprintf(stderr, "mhd-baseline: stopped (signal %d)\n", sig);
+    return 0;
+}

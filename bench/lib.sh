@@ -1,0 +1,249 @@
+# shellcheck shell=bash
+# Shared helpers for Switchboard's benchmarks. Source it from a bench script:
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   bench_init                                  # cleanup trap: servers started below are killed at exit
+#   bench_build_c_baseline                      # bench/c-baseline/mhd-baseline, rebuilt when the source changed
+#   bench_pick_port port 18090                  # sets $port to a free port
+#   bench_start_server c "http://127.0.0.1:$port/direct" -- env PORT=$port "$BENCH_C_BIN"
+#   bench_wrk "http://127.0.0.1:$port/direct" 5 "$BENCH_OUT/raw/c-direct.txt"
+#   read -r rps p50 p99 non2xx sockerr < <(bench_parse_wrk "$BENCH_OUT/raw/c-direct.txt")
+#   bench_median 3 1 2        -> 2        bench_median_index 3 1 2 -> 2
+#   bench_ratio 70000 100000  -> 0.70
+#
+# Every helper reports problems on stderr and returns non-zero; bench scripts run under `set -euo pipefail`.
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH_ROOT=$(cd "$BENCH_DIR/.." && pwd)
+BENCH_OUT=${BENCH_OUT:-$BENCH_DIR/out}
+BENCH_C_SRC=$BENCH_DIR/c-baseline/baseline.c
+BENCH_C_BIN=$BENCH_DIR/c-baseline/mhd-baseline
+
+# wrk load shape, shared by every HTTP benchmark so that figures stay comparable.
+BENCH_SECONDS=${BENCH_SECONDS:-5}
+BENCH_ROUNDS=${BENCH_ROUNDS:-3}
+BENCH_WRK_THREADS=${BENCH_WRK_THREADS:-2}
+BENCH_WRK_CONNECTIONS=${BENCH_WRK_CONNECTIONS:-64}
+BENCH_WARMUP_SECONDS=${BENCH_WARMUP_SECONDS:-1}
+BENCH_READY_TIMEOUT=${BENCH_READY_TIMEOUT:-30}
+
+BENCH_PIDS=()   # servers started by bench_start_server
+BENCH_NAMES=()
+
+bench_log() { printf '[bench] %s\n' "$*" >&2; }
+bench_die() { printf '[bench] error: %s\n' "$*" >&2; exit 1; }
+
+# Installs the cleanup trap. Call once, early, in every top-level bench script.
+bench_init() {
+    trap _bench_on_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    mkdir -p "$BENCH_OUT/raw" "$BENCH_OUT/logs"
+    command -v wrk >/dev/null || bench_die "wrk not found (apt-get install -y wrk)"
+    command -v curl >/dev/null || bench_die "curl not found (apt-get install -y curl)"
+}
+
+_bench_on_exit() {
+    local rc=$? n
+    trap - EXIT INT TERM
+    if [ -n "$BENCH_CHILD" ] && kill -0 "$BENCH_CHILD" 2>/dev/null; then
+        kill -TERM "$BENCH_CHILD" 2>/dev/null || true
+        for ((n = 0; n < 100; n++)); do
+            kill -0 "$BENCH_CHILD" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$BENCH_CHILD" 2>/dev/null || true
+        wait "$BENCH_CHILD" 2>/dev/null || true
+    fi
+    bench_stop_servers
+    exit "$rc"
+}
+
+# bench_run COMMAND [ARGS...]: runs COMMAND as a child that the exit trap stops when the script is
+# interrupted (bash delays traps until a foreground command ends: a 5 s wrk or a whole sub-benchmark).
+# Returns COMMAND's status.
+BENCH_CHILD=""
+bench_run() {
+    local rc=0
+    "$@" &
+    BENCH_CHILD=$!
+    wait "$BENCH_CHILD" || rc=$?
+    BENCH_CHILD=""
+    return "$rc"
+}
+
+# bench_stop_servers: stops every server this script started: SIGTERM, up to 5 s grace, then SIGKILL.
+# Runs at exit by itself; call it directly to free the machine between benchmarks.
+bench_stop_servers() {
+    local i pid n
+    for i in "${!BENCH_PIDS[@]}"; do
+        kill -TERM "${BENCH_PIDS[$i]}" 2>/dev/null || true
+    done
+    for i in "${!BENCH_PIDS[@]}"; do
+        pid=${BENCH_PIDS[$i]}
+        for ((n = 0; n < 50; n++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            bench_log "${BENCH_NAMES[$i]} (pid $pid) ignored SIGTERM for 5 s: killing it"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    BENCH_PIDS=()
+    BENCH_NAMES=()
+}
+
+# bench_build_c_baseline: compiles the raw-C libmicrohttpd baseline (zero warnings required) if it is
+# missing or older than its source.
+bench_build_c_baseline() {
+    if [ -x "$BENCH_C_BIN" ] && [ "$BENCH_C_BIN" -nt "$BENCH_C_SRC" ]; then
+        return 0
+    fi
+    bench_log "building $BENCH_C_BIN"
+    local warnings
+    warnings=$(gcc -O2 -Wall -o "$BENCH_C_BIN" "$BENCH_C_SRC" -lmicrohttpd -lpthread 2>&1) \
+        || { printf '%s\n' "$warnings" >&2; bench_die "C baseline failed to build (is libmicrohttpd-dev installed?)"; }
+    if [ -n "$warnings" ]; then
+        printf '%s\n' "$warnings" >&2
+        bench_die "C baseline must build without warnings"
+    fi
+}
+
+# bench_port_free PORT: true when nothing accepts connections on 127.0.0.1:PORT.
+bench_port_free() {
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# bench_pick_port VAR START: sets VAR to the first free port from START upwards, skipping ports already
+# handed out by this script. (Sets a variable rather than printing, so that it works outside a subshell.)
+BENCH_PORTS_TAKEN=" "
+bench_pick_port() {
+    local p
+    for ((p = $2; p < $2 + 200; p++)); do
+        case "$BENCH_PORTS_TAKEN" in *" $p "*) continue ;; esac
+        if bench_port_free "$p"; then
+            BENCH_PORTS_TAKEN+="$p "
+            printf -v "$1" '%s' "$p"
+            return 0
+        fi
+    done
+    bench_die "no free port in $2..$(($2 + 199))"
+}
+
+# bench_start_server NAME READY_URL -- COMMAND [ARGS...]
+# Starts COMMAND in the background (stdout+stderr to $BENCH_OUT/logs/NAME.log), registers it for cleanup
+# and polls READY_URL with curl until it answers 2xx (timeout $BENCH_READY_TIMEOUT s). Fails, showing
+# the log tail, if the server exits or never answers. Use `env VAR=value cmd` to pass an environment.
+# Must not be called in a subshell ($(...)): the pid has to be recorded in this shell.
+bench_start_server() {
+    local name=$1 url=$2
+    shift 2
+    [ "${1:-}" = "--" ] && shift
+    [ $# -gt 0 ] || bench_die "bench_start_server: no command for $name"
+    local log="$BENCH_OUT/logs/$name.log"
+    "$@" >"$log" 2>&1 </dev/null &
+    local pid=$!
+    BENCH_PIDS+=("$pid")
+    BENCH_NAMES+=("$name")
+    local deadline=$((SECONDS + BENCH_READY_TIMEOUT))
+    while :; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$log" >&2 || true
+            bench_die "$name exited before it was ready (log: $log)"
+        fi
+        if curl -sf -o /dev/null --max-time 2 "$url"; then
+            break
+        fi
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            tail -n 20 "$log" >&2 || true
+            bench_die "$name did not answer $url within ${BENCH_READY_TIMEOUT}s (log: $log)"
+        fi
+        sleep 0.2
+    done
+    # The answer must come from our process, not from something else already on the port.
+    kill -0 "$pid" 2>/dev/null || bench_die "$name exited right after answering (port taken by another server?)"
+    bench_log "$name ready (pid $pid): $url"
+}
+
+# bench_expect_body URL EXPECTED: warns (returns 1) when URL's body differs from EXPECTED, so that every
+# side of a comparison is known to do the same work.
+bench_expect_body() {
+    local got
+    got=$(curl -s --max-time 5 "$1" || true)
+    if [ "$got" != "$2" ]; then
+        bench_log "warning: $1 answered '$got', expected '$2'"
+        return 1
+    fi
+}
+
+# bench_wrk_cmd URL SECONDS: prints the wrk command line used for measurements.
+bench_wrk_cmd() {
+    echo "wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${2}s --latency $1"
+}
+
+# bench_wrk URL SECONDS [OUTFILE]: runs wrk, output to OUTFILE (or stdout).
+bench_wrk() {
+    local url=$1 secs=$2 out=${3:-/dev/stdout}
+    bench_run wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNECTIONS" -d"${secs}s" --latency "$url" >"$out" 2>&1 \
+        || { cat "$out" >&2 || true; bench_die "wrk failed against $url"; }
+}
+
+# bench_parse_wrk FILE: prints "RPS P50_MS P99_MS NON2XX SOCKET_ERRORS" from wrk --latency output
+# (RPS rounded to an integer, latencies in milliseconds).
+bench_parse_wrk() {
+    awk '
+        function ms(v,   n, u) {
+            n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+            if (u == "us") return n / 1000
+            if (u == "ms") return n
+            if (u == "s")  return n * 1000
+            if (u == "m")  return n * 60000
+            return -1
+        }
+        /^Requests\/sec:/                 { rps = $2 }
+        /^[ \t]+50%[ \t]/                  { p50 = ms($2) }
+        /^[ \t]+99%[ \t]/                  { p99 = ms($2) }
+        /Non-2xx or 3xx responses:/        { non2xx = $NF }
+        /Socket errors:/ {
+            line = $0; gsub(/[^0-9 ]/, " ", line); n = split(line, f, " ")
+            for (i = 1; i <= n; i++) sockerr += f[i]
+        }
+        END {
+            if (rps == "") { print "no Requests/sec line in wrk output" > "/dev/stderr"; exit 1 }
+            printf "%d %.3f %.3f %d %d\n", rps + 0.5, p50, p99, non2xx + 0, sockerr + 0
+        }' "$1"
+}
+
+# bench_median V...: the median (for an even count, the lower of the two middle values, so that it is
+# always a value some round actually produced).
+bench_median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# bench_median_index V...: 0-based index of the round whose value bench_median picks.
+bench_median_index() {
+    local m i=0 v
+    m=$(bench_median "$@")
+    for v in "$@"; do
+        if [ "$v" = "$m" ]; then echo "$i"; return 0; fi
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# bench_ratio A B: A/B with two decimals ("n/a" when B is 0).
+bench_ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
+}
+
+# bench_ge A B: true when A >= B (decimal numbers).
+bench_ge() {
+    awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'
+}
+
+bench_commit() { git -C "$BENCH_ROOT" rev-parse --short HEAD 2>/dev/null || echo "none"; }
+bench_date() { date -u '+%Y-%m-%d %H:%M UTC'; }
+bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
+bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A private PostgreSQL cluster for development and tests.
+#   scripts/pg.sh start DIR PORT   create (if needed) and start a cluster in DIR, listening on a socket in DIR
+#   scripts/pg.sh stop DIR         stop it (fast)
+#   scripts/pg.sh url DIR PORT     print the libpq connection string
+# initdb and postgres refuse to run as root, so as root they run as the postgres user.
+set -euo pipefail
+
+cmd=${1:?usage: pg.sh start|stop|url DIR [PORT]}
+dir=$(realpath -m "${2:?DIR missing}")
+port=${3:-5432}
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+[ -n "$bin" ] || { echo "PostgreSQL server binaries not found; run scripts/ensure-deps.sh" >&2; exit 1; }
+
+as_owner() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+case "$cmd" in
+start)
+    if [ "$(id -u)" -eq 0 ]; then install -d -o postgres -g postgres "$dir"; else mkdir -p "$dir"; fi
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+        as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+            || { cat "$dir/initdb.log" >&2; exit 1; }
+    fi
+    if as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then exit 0; fi
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
+        "-k $dir -p $port -c listen_addresses='' -c max_connections=300 -c shared_preload_libraries=pg_stat_statements -c fsync=${PG_FSYNC:-on}" >/dev/null \
+        || { tail -n 30 "$dir/server.log" >&2; exit 1; }
+    ;;
+stop)
+    [ -f "$dir/data/PG_VERSION" ] || exit 0
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+url)
+    echo "host=$dir port=$port user=postgres dbname=postgres"
+    ;;
+*)
+    echo "unknown command: $cmd" >&2; exit 2
+    ;;
+esac

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds everything with zero warnings allowed, then runs the
+# suite against a throw-away PostgreSQL. SANITIZE=thread runs it under ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-$(command -v swift || echo /opt/swift/usr/bin/swift)}
+
+scripts/ensure-deps.sh
+
+flags=()
+if [ -n "${SANITIZE:-}" ]; then flags+=(--sanitize="$SANITIZE"); fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+echo "== build" >&2
+if ! "$SWIFT" build --build-tests ${flags[@]+"${flags[@]}"} 2>&1 | tee "$log" >&2; then
+    echo "build failed" >&2
+    exit 1
+fi
+if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
+    echo "build printed warnings; the project builds with none:" >&2
+    grep -E "warning:" "$log" | sort -u >&2
+    exit 1
+fi
+
+echo "== test" >&2
+scripts/with-temp-postgres.sh "$SWIFT" test --skip-build ${flags[@]+"${flags[@]}"} "$@"
