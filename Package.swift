@@ -18,9 +18,11 @@ let package = Package(
         ),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
-        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: strict),
-        .target(name: "App", dependencies: ["HTTPServer", "Postgres"], swiftSettings: strict),
+        // Pure Swift concurrency building blocks: locks, keyed request coordination. No I/O.
+        .target(name: "Coordination", swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
 import Postgres
-import Synchronization
+import Coordination
 
 /// The whole service wired together: pool, migrations, routes, HTTP server, and an orderly shutdown.
 public final class Application: Sendable {
@@ -15,7 +15,7 @@ public final class Application: Sendable {
     private let server: HTTPServer
     private let migrations: [Migration]
     /// Guards the background task that applies migrations until the database lets it.
-    private let migrationTask = Mutex<Task<Void, Never>?>(nil)
+    private let migrationTask = Locked<Task<Void, Never>?>(nil)
 
     /// Wires the service; nothing runs until `start()`.
     public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all) {

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPServer
-import Synchronization
+import Coordination
 
 /// Log severities, in increasing order.
 public enum LogLevel: String, Sendable, CaseIterable, Comparable {
@@ -56,7 +56,7 @@ public struct Logger: Sendable {
 final class StandardErrorWriter: Sendable {
     static let shared = StandardErrorWriter()
     /// Guards writes to file descriptor 2.
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     func write(_ line: String) {
         var bytes = Array(line.utf8)

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Coordination
 
 /// Waits for process signals without blocking any thread.
 enum Signals {
@@ -22,10 +22,10 @@ enum Signals {
 /// Resumes its continuation once, for the first signal, and keeps the signal sources alive until then.
 private final class SignalWaiter: Sendable {
     /// Guards the continuation (taken by the first signal) and the sources it keeps alive.
-    private let state: Mutex<(continuation: CheckedContinuation<Int32, Never>?, sources: [any DispatchSourceSignal])>
+    private let state: Locked<(continuation: CheckedContinuation<Int32, Never>?, sources: [any DispatchSourceSignal])>
 
     init(_ continuation: CheckedContinuation<Int32, Never>) {
-        state = Mutex((continuation: continuation, sources: []))
+        state = Locked((continuation: continuation, sources: []))
     }
 
     func keep(_ source: any DispatchSourceSignal) {

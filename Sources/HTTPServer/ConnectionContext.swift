@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Synchronization
+import Coordination
 
 /// One request on one libmicrohttpd connection: its head and body as they arrive, then the state shared
 /// between the libmicrohttpd thread, the responder's task and the disconnect monitor.
@@ -18,7 +18,7 @@ final class ConnectionContext: @unchecked Sendable {
     var bodyTooLarge = false
 
     /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
-    let state = Mutex(ConnectionState())
+    let state = Locked(ConnectionState())
 
     init(id: UInt64, connection: OpaquePointer, core: ServerCore, request: Request) {
         self.id = id

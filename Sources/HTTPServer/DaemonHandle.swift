@@ -52,9 +52,9 @@ struct DaemonHandle: @unchecked Sendable {
     }
 
     private static let accessHandler: MHD_AccessHandlerCallback = {
-        cls, connection, url, method, _, upload, uploadSize, slot in
+        cls, connection, url, method, version, upload, uploadSize, slot in
         let core = Unmanaged<ServerCore>.fromOpaque(cls!).takeUnretainedValue()
-        return core.access(connection!, url: url!, method: method!, upload: upload, uploadSize: uploadSize!, slot: slot!)
+        return core.access(connection!, url: url!, method: method!, version: version!, upload: upload, uploadSize: uploadSize!, slot: slot!)
     }
 
     private static let completedHandler: MHD_RequestCompletedCallback = { cls, _, slot, _ in

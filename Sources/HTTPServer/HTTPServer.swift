@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Foundation
-import Synchronization
+import Coordination
 
 /// An HTTP/1.1 server on libmicrohttpd whose requests are answered by an async `Responder`.
 ///
@@ -10,7 +10,7 @@ import Synchronization
 public final class HTTPServer: Sendable {
     private let core: ServerCore
     /// Guards the server's lifecycle state.
-    private let state = Mutex<LifecycleState>(.idle)
+    private let state = Locked<LifecycleState>(.idle)
 
     private enum LifecycleState {
         case idle

@@ -1,10 +1,10 @@
-import Synchronization
+import Coordination
 
 /// The requests currently being answered (or streaming), by id: for the disconnect monitor, for metrics,
 /// and so shutdown can wait for them or cut them short.
 final class InFlightRegistry: Sendable {
     /// Guards the map of live request contexts.
-    private let contexts = Mutex<[UInt64: ConnectionContext]>([:])
+    private let contexts = Locked<[UInt64: ConnectionContext]>([:])
 
     func insert(_ context: ConnectionContext) {
         contexts.withLock { $0[context.id] = context }

@@ -1,5 +1,8 @@
 import CMicroHTTPD
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The part of the server that libmicrohttpd's callbacks reach: it turns callbacks into requests and tasks,
 /// and tasks' answers back into queued responses.
@@ -26,13 +29,16 @@ final class ServerCore: Sendable {
     /// The access handler: called by libmicrohttpd for the head, each body chunk, the end of the body,
     /// and again after a resume.
     func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
-                upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
+                version: UnsafePointer<CChar>, upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
                 slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let raw = slot.pointee else {
             let request = MHDRequestReader.request(connection, method: method, url: url)
             let context = ConnectionContext(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                             connection: connection, core: self, request: request)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
+            if request.headers["Host"] == nil && strcmp(version, "HTTP/1.1") == 0 {
+                return queue(Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response(), for: context)
+            }
             if let length = request.headers["Content-Length"].flatMap({ Int($0) }), length > configuration.bodyLimit {
                 return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
             }

@@ -24,24 +24,24 @@ struct ApplicationTests {
     }
 
     @Test func readinessFollowsTheDatabase() async throws {
-        let cluster = try PrivateCluster()
-        defer { cluster.destroy() }
+        let cluster = try await PrivateCluster()
         let app = Application(configuration: Self.configuration(database: cluster.url), logger: Logger(level: .error))
         let port = try await app.start()
         await app.waitUntilMigrated()
         #expect(try await request(port: port, "GET", "/readyz").status == 200)
 
-        try cluster.stop()
+        try await cluster.stop()
         let down = try await request(port: port, "GET", "/readyz")
         #expect(down.status == 503)
         #expect(down.header("Content-Type") == "application/problem+json")
         #expect(try await request(port: port, "GET", "/healthz").status == 200)
 
-        try cluster.start()
+        try await cluster.start()
         #expect(await eventually(timeout: .seconds(10)) {
             (try? await request(port: port, "GET", "/readyz").status) == 200
         })
         await app.shutdown()
+        await cluster.destroy()
     }
 
     @Test func shutdownTurnsReadinessOffAndStopsListening() async throws {
@@ -52,23 +52,22 @@ struct ApplicationTests {
         await #expect(throws: (any Error).self) { _ = try await request(port: port, "GET", "/healthz") }
     }
 
-    @Test func invalidConfigurationStopsStartUpNamingTheVariable() throws {
+    @Test func invalidConfigurationStopsStartUpNamingTheVariable() async throws {
         for (variable, value) in [("PORT", "eighty"), ("PORT", "70000"), ("LOG_LEVEL", "loud"), ("HOST", "not-an-ip"),
                                   ("DATABASE_POOL_SIZE", "0")] {
-            let process = Process()
-            process.executableURL = TestEnvironment.binary
-            process.environment = ["DATABASE_URL": TestEnvironment.databaseURL, variable: value]
-            let pipe = Pipe()
-            process.standardError = pipe
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 2)
+            let (status, output) = try await onThread { try Self.runRefused(variable, value) }
+            #expect(status == 2)
             let lines = output.split(separator: "\n")
             #expect(lines.count == 1)
             #expect(lines.first?.contains(variable) == true, "\(output)")
         }
+    }
+
+    static func runRefused(_ variable: String, _ value: String) throws -> (Int32, String) {
+        let child = try ChildProcess(TestEnvironment.binary.path, [],
+                                     environment: ["DATABASE_URL": TestEnvironment.databaseURL, variable: value])
+        let output = child.readToEnd()
+        return (child.wait(), output)
     }
 
     @Test func configurationDefaults() throws {

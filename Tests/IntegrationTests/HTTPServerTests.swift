@@ -96,10 +96,13 @@ struct HTTPServerEndToEndTests {
 
     @Test func malformedHTTPIsRejectedAndServerKeepsServing() async throws {
         try await withTestServer(Self.routes) { _, port in
+            // Rejected by libmicrohttpd's parser before any handler runs.
             let response = try await rawRequest(port: port, "GET /json HTTP/1.1\r\nBad Header Without Colon\r\n\r\n")
             #expect(response.status == 400)
+            // Parsed, but not a valid HTTP/1.1 request: our problem+json.
             let noHost = try await rawRequest(port: port, "GET /json HTTP/1.1\r\n\r\n")
             #expect(noHost.status == 400)
+            #expect(noHost.header("Content-Type") == "application/problem+json")
             let fine = try await request(port: port, "GET", "/json")
             #expect(fine.status == 200)
         }

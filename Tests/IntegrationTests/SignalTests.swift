@@ -1,29 +1,36 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The real binary, as deployed: SIGTERM with requests in flight.
+/// The real binary, as deployed: SIGTERM with requests in flight, and its access log.
 @Suite("Process signals")
 struct SignalTests {
-    /// Starts the binary on a free port and returns it with the port it reported.
-    static func launch(extra: [String: String] = [:]) throws -> (Process, Int, Pipe) {
-        let process = Process()
-        process.executableURL = TestEnvironment.binary
+    /// The binary running on a free port, with what it logged before it reported the port.
+    struct Launched {
+        let child: ChildProcess
+        let port: Int
+        let earlyLog: String
+    }
+
+    /// Starts the binary on a free port and returns once it reported the port.
+    static func launch(extra: [String: String] = [:]) async throws -> Launched {
+        try await onThread { try launchBlocking(extra: extra) }
+    }
+
+    static func launchBlocking(extra: [String: String]) throws -> Launched {
         var environment = ["DATABASE_URL": TestEnvironment.databaseURL, "PORT": "0", "HOST": "127.0.0.1",
                            "SWITCHBOARD_TEST_ROUTES": "1", "LOG_LEVEL": "info", "SHUTDOWN_DEADLINE_SECONDS": "10"]
         environment.merge(extra) { $1 }
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let child = try ChildProcess(TestEnvironment.binary.path, ["serve"], environment: environment)
         var buffer = ""
         while true {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { throw LaunchError.exited(buffer) }
+            guard let data = child.readChunk() else { throw LaunchError.exited(buffer) }
             buffer += String(decoding: data, as: UTF8.self)
             for line in buffer.split(separator: "\n") where line.contains("\"listening\"") {
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                if let port = object?["port"] as? Int { return (process, port, pipe) }
+                if let port = object?["port"] as? Int { return Launched(child: child, port: port, earlyLog: buffer) }
             }
         }
     }
@@ -31,33 +38,32 @@ struct SignalTests {
     enum LaunchError: Error { case exited(String) }
 
     @Test func sigtermCompletesInFlightRequestsThenExitsZero() async throws {
-        let (process, port, pipe) = try Self.launch()
+        let server = try await Self.launch()
         let inFlight = (0 ..< 20).map { _ in
-            Task { try await request(port: port, "GET", "/_test/sleep?ms=1500") }
+            Task { try await request(port: server.port, "GET", "/_test/sleep?ms=1500") }
         }
         try await Task.sleep(for: .milliseconds(400))
-        kill(process.processIdentifier, SIGTERM)
+        server.child.signal(SIGTERM)
         for task in inFlight {
             let response = try await task.value
             #expect(response.status == 200)
             #expect(response.text == #"{"slept_ms":1500}"#)
         }
-        let exited = await eventually(timeout: .seconds(10)) { !process.isRunning }
-        #expect(exited)
-        #expect(process.terminationStatus == 0)
-        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = try await onThread { server.child.readToEnd() }
+        let status = try await onThread { server.child.wait() }
+        #expect(status == 0)
         #expect(log.contains("\"shutting down\""))
         #expect(log.contains("\"stopped\""))
     }
 
     @Test func accessLogIsOneJSONLinePerRequest() async throws {
-        let (process, port, pipe) = try Self.launch()
-        _ = try await request(port: port, "GET", "/healthz", headers: ["X-Request-ID": "trace-me-1"])
-        _ = try await request(port: port, "GET", "/nowhere/at/all")
-        kill(process.processIdentifier, SIGTERM)
-        _ = await eventually(timeout: .seconds(10)) { !process.isRunning }
-        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n")
+        let server = try await Self.launch()
+        _ = try await request(port: server.port, "GET", "/healthz", headers: ["X-Request-ID": "trace-me-1"])
+        _ = try await request(port: server.port, "GET", "/nowhere/at/all")
+        server.child.signal(SIGTERM)
+        let log = try await onThread { server.child.readToEnd() }
+        _ = try await onThread { server.child.wait() }
+        let lines = log.split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["msg"] as? String == "request" }
         let health = lines.first { $0["request_id"] as? String == "trace-me-1" }

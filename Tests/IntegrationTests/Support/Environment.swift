@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the tests find what `make test` prepared: the database, the repository's scripts, the built binary.
 enum TestEnvironment {
@@ -24,19 +27,16 @@ enum TestEnvironment {
         return repositoryRoot.appendingPathComponent(".build/debug/switchboard")
     }
 
-    /// Runs a command to completion and returns its exit status and output.
+    /// Runs a command to completion (on its own thread) and returns its exit status and output.
     @discardableResult
-    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    static func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await onThread { try runBlocking(path, arguments) }
+    }
+
+    private static func runBlocking(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let child = try ChildProcess(path, arguments, environment: ProcessInfo.processInfo.environment)
+        let output = child.readToEnd()
+        return (child.wait(), output)
     }
 }
 
@@ -45,22 +45,22 @@ final class PrivateCluster: Sendable {
     let directory: String
     var url: String { "host=\(directory) port=5432 user=postgres dbname=postgres" }
 
-    init() throws {
+    init() async throws {
         directory = NSTemporaryDirectory() + "switchboard-cluster-" + UUID().uuidString.prefix(8)
-        try start()
+        try await start()
     }
 
-    func start() throws {
-        let result = try TestEnvironment.run(TestEnvironment.pgScript, ["start", directory, "5432"])
+    func start() async throws {
+        let result = try await TestEnvironment.run(TestEnvironment.pgScript, ["start", directory, "5432"])
         guard result.status == 0 else { throw ClusterError.failed(result.output) }
     }
 
-    func stop() throws {
-        try TestEnvironment.run(TestEnvironment.pgScript, ["stop", directory])
+    func stop() async throws {
+        try await TestEnvironment.run(TestEnvironment.pgScript, ["stop", directory])
     }
 
-    func destroy() {
-        try? stop()
+    func destroy() async {
+        try? await stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

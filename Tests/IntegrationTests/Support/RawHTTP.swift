@@ -24,6 +24,7 @@ struct RawResponse: Sendable {
 /// (malformed requests, disconnects, thousands of connections). Its blocking calls run on their own threads.
 final class RawSocket: @unchecked Sendable { // used by one test thread at a time
     let fd: Int32
+    private var isClosed = false
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -114,9 +115,14 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
         return nil
     }
 
-    func shutdownAndClose() { close(fd) }
+    /// Closes the socket now (once: a second close could hit a descriptor reused by someone else).
+    func shutdownAndClose() {
+        guard !isClosed else { return }
+        isClosed = true
+        close(fd)
+    }
 
-    deinit { close(fd) }
+    deinit { shutdownAndClose() }
 }
 
 enum RawHTTPError: Error {

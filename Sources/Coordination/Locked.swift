@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value only ever accessed while holding a pthread mutex; the same shape as `Synchronization.Mutex`.
+///
+/// Used instead of `Mutex` because ThreadSanitizer intercepts pthread mutexes but not the standard library's
+/// futex-based lock, which it reports as racing, and the suite must pass under it. Critical sections are
+/// synchronous by construction (no `await` inside); keep them short.
+///
+/// `@unchecked Sendable`: `value` is read and written only between `pthread_mutex_lock` and `_unlock`, and enters
+/// and leaves only as `sending`, as with `Mutex`.
+public final class Locked<Value: ~Copyable>: @unchecked Sendable {
+    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// Wraps `value`.
+    public init(_ value: consuming sending Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    public func withLock<Result: ~Copyable, Failure: Error>(
+        _ body: (inout sending Value) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}

@@ -1,0 +1,14 @@
+/// How to reach the server: a libpq connection string and a connect timeout.
+public struct PostgresConfiguration: Sendable {
+    /// A `postgres://user:password@host:port/db?sslmode=…` URI or a `host=… port=… user=… dbname=…` string;
+    /// libpq parses both. Unset values fall back to libpq's `PG*` environment variables.
+    public var connectionString: String
+    /// How long one connection attempt (TCP or Unix socket, TLS, authentication) may take.
+    public var connectTimeout: Duration
+
+    /// Describes a server; nothing is validated or contacted until a connection is opened.
+    public init(connectionString: String, connectTimeout: Duration = .seconds(5)) {
+        self.connectionString = connectionString
+        self.connectTimeout = connectTimeout
+    }
+}

@@ -1,0 +1,160 @@
+import Coordination
+import Foundation
+import Glibc
+
+/// Suspends tasks until a socket is readable or writable, using one epoll instance served by one dedicated thread.
+///
+/// Each wait arms the descriptor with `EPOLLONESHOT`, so a readiness resumes exactly one waiter exactly once. A
+/// descriptor has at most one waiter at a time. Call ``deregister(_:)`` before the socket is closed: epoll drops a
+/// closed descriptor by itself, but the number may be reused by the next socket before a stale event is handled.
+final class SocketReactor: Sendable {
+    /// The process-wide reactor used by every connection.
+    static let shared = SocketReactor(name: "postgres-reactor")
+
+    private struct Waiter {
+        let token: UInt32
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct Table {
+        var waiters: [Int32: Waiter] = [:]
+        var lastToken: UInt32 = 0
+        var isStopped = false
+    }
+
+    /// Event data that marks the wake-up eventfd rather than a socket.
+    private static let wakeMarker = UInt64.max
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    /// Guards the pending waiter of each descriptor, the token counter and the stopped flag.
+    private let table = Locked(Table())
+
+    /// Creates the epoll instance and starts its thread; the reactor lives until ``stop()``.
+    init(name: String) {
+        epollFD = Epoll.create()
+        wakeFD = Epoll.eventFD()
+        precondition(epollFD >= 0 && wakeFD >= 0, "cannot create epoll/eventfd: errno \(errno)")
+        let watched = Epoll.control(epollFD, Epoll.add, wakeFD, events: Epoll.readable, data: Self.wakeMarker)
+        precondition(watched == 0, "cannot watch eventfd: errno \(errno)")
+        let thread = Thread { [self] in self.run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Suspends until `fd` is ready for `interest`.
+    ///
+    /// A non-cancellable wait ignores task cancellation (queries cancel through the server instead); a cancellable
+    /// one throws `CancellationError` as soon as the task is cancelled.
+    func wait(_ fd: Int32, for interest: SocketInterest, cancellable: Bool = false) async throws {
+        let token = table.withLock { table in
+            table.lastToken &+= 1
+            return table.lastToken
+        }
+        guard cancellable else {
+            return try await arm(fd, for: interest, token: token, cancellable: false)
+        }
+        try await withTaskCancellationHandler {
+            try await arm(fd, for: interest, token: token, cancellable: true)
+        } onCancel: {
+            self.abandon(fd, token: token, with: CancellationError())
+        }
+    }
+
+    /// Forgets `fd`: fails a pending waiter (there should be none) and removes it from the epoll set.
+    func deregister(_ fd: Int32) {
+        let waiter = table.withLock { table in
+            let waiter = table.waiters.removeValue(forKey: fd)
+            // Once stopped, the epoll descriptor is closed and its number may belong to someone else.
+            if !table.isStopped { _ = Epoll.control(epollFD, Epoll.delete, fd, events: 0, data: 0) }
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: PostgresError(.connection, "socket \(fd) was closed while waited on"))
+    }
+
+    /// Stops the thread and fails every pending waiter. Only for reactors that are not ``shared``.
+    func stop() {
+        let waiters = table.withLock { table in
+            table.isStopped = true
+            defer { table.waiters = [:] }
+            return Array(table.waiters.values)
+        }
+        for waiter in waiters {
+            waiter.continuation.resume(throwing: PostgresError(.connection, "socket reactor stopped"))
+        }
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, MemoryLayout<UInt64>.size)
+    }
+
+    private func arm(_ fd: Int32, for interest: SocketInterest, token: UInt32, cancellable: Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let failure: PostgresError? = table.withLock { table in
+                if table.isStopped { return PostgresError(.connection, "socket reactor stopped") }
+                if table.waiters[fd] != nil { return PostgresError(.misuse, "two tasks waited on socket \(fd) at once") }
+                // Armed under the lock, so the reactor thread finds the waiter even if the event fires at once.
+                if let failure = register(fd, for: interest, token: token) { return failure }
+                table.waiters[fd] = Waiter(token: token, continuation: continuation)
+                return nil
+            }
+            if let failure {
+                continuation.resume(throwing: failure)
+            } else if cancellable && Task.isCancelled {
+                // Cancelled before the waiter was stored: the cancellation handler found nothing to abandon.
+                abandon(fd, token: token, with: CancellationError())
+            }
+        }
+    }
+
+    private func register(_ fd: Int32, for interest: SocketInterest, token: UInt32) -> PostgresError? {
+        let data = UInt64(token) << 32 | UInt64(UInt32(bitPattern: fd))
+        if Epoll.control(epollFD, Epoll.modify, fd, events: interest.epollEvents, data: data) == 0 { return nil }
+        if errno == ENOENT && Epoll.control(epollFD, Epoll.add, fd, events: interest.epollEvents, data: data) == 0 {
+            return nil
+        }
+        return PostgresError(.connection, "cannot watch socket \(fd): \(String(cString: strerror(errno)))")
+    }
+
+    private func abandon(_ fd: Int32, token: UInt32, with error: any Error) {
+        let waiter = table.withLock { table -> Waiter? in
+            guard table.waiters[fd]?.token == token else { return nil }
+            return table.waiters.removeValue(forKey: fd)
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    private func resume(_ fd: Int32, token: UInt32) {
+        let waiter = table.withLock { table -> Waiter? in
+            // A stale event (for a descriptor deregistered and reused since) carries an old token: ignore it.
+            guard table.waiters[fd]?.token == token else { return nil }
+            return table.waiters.removeValue(forKey: fd)
+        }
+        waiter?.continuation.resume()
+    }
+
+    private func run() {
+        let events = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * Epoll.eventSize, alignment: 8)
+        defer { events.deallocate() }
+        while true {
+            let count = Epoll.wait(epollFD, into: events)
+            if count < 0 {
+                precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
+                continue
+            }
+            for index in 0..<Int(count) {
+                let data = Epoll.data(in: events, at: index)
+                if data == Self.wakeMarker {
+                    var value: UInt64 = 0
+                    _ = Glibc.read(wakeFD, &value, MemoryLayout<UInt64>.size)
+                    if table.withLock({ $0.isStopped }) { return closeDescriptors() }
+                } else {
+                    resume(Int32(bitPattern: UInt32(truncatingIfNeeded: data)), token: UInt32(truncatingIfNeeded: data >> 32))
+                }
+            }
+        }
+    }
+
+    private func closeDescriptors() {
+        Glibc.close(wakeFD)
+        Glibc.close(epollFD)
+    }
+}

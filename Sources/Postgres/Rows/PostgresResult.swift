@@ -1,0 +1,55 @@
+import CLibPQ
+
+/// Owns one `PGresult` and frees it when the last row referring to it is gone.
+///
+/// `@unchecked Sendable`: a `PGresult` is never mutated after libpq hands it over, and libpq documents reading one
+/// from several threads as safe; `PQclear` runs only in `deinit`, when no reader is left.
+final class PostgresResult: @unchecked Sendable {
+    let pointer: OpaquePointer
+    /// Number of rows in the result.
+    let rowCount: Int
+    /// Number of columns in the result.
+    let columnCount: Int
+
+    /// Takes ownership of `pointer`.
+    init(_ pointer: OpaquePointer) {
+        self.pointer = pointer
+        self.rowCount = Int(PQntuples(pointer))
+        self.columnCount = Int(PQnfields(pointer))
+    }
+
+    deinit {
+        PQclear(pointer)
+    }
+
+    /// Rows inserted, updated, deleted, selected, … by the command, from its tag; 0 when the tag has no count.
+    var affectedRows: Int {
+        Int(String(cString: PQcmdTuples(pointer))) ?? 0
+    }
+
+    /// The command tag, e.g. `INSERT 0 1` or `SELECT 3`.
+    var commandTag: String {
+        String(cString: PQcmdStatus(pointer))
+    }
+
+    /// The index of the column named `name` (libpq folds unquoted names to lower case), or `nil`.
+    func columnIndex(_ name: String) -> Int32? {
+        let index = PQfnumber(pointer, name)
+        return index >= 0 ? index : nil
+    }
+
+    /// The name of column `index`.
+    func columnName(_ index: Int32) -> String {
+        String(cString: PQfname(pointer, index))
+    }
+
+    /// Calls `body` with the text bytes of one field, or with `nil` for SQL NULL.
+    func withField<R, E: Error>(
+        row: Int32, column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws(E) -> R
+    ) throws(E) -> R {
+        if PQgetisnull(pointer, row, column) != 0 { return try body(nil) }
+        let length = Int(PQgetlength(pointer, row, column))
+        let start = UnsafeRawPointer(PQgetvalue(pointer, row, column)).map { $0.assumingMemoryBound(to: UInt8.self) }
+        return try body(UnsafeBufferPointer(start: start, count: length))
+    }
+}

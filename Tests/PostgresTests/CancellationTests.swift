@@ -1,0 +1,81 @@
+import Foundation
+import Postgres
+import Testing
+
+@Suite(.enabled(if: TestDatabase.isAvailable))
+struct CancellationTests {
+    @Test func cancellingATaskCancelsTheServerQueryAndKeepsTheConnection() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        let pid = connection.backendPID
+        let query = Task { try await connection.query("SELECT pg_sleep(30)") }
+        try await Task.sleep(for: .milliseconds(100))
+        try await TestDatabase.waitUntilSleeping(pid)
+        let clock = ContinuousClock()
+        let cancelledAt = clock.now
+        query.cancel()
+        let outcome = await query.result
+        #expect(clock.now - cancelledAt < .seconds(1))
+        #expect(throws: CancellationError.self) { try outcome.get() }
+
+        let active = try await TestDatabase.withConnection { observer in
+            try await observer.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [pid]
+            )[0].decode("n", as: Int.self)
+        }
+        #expect(active == 0)
+        #expect(!connection.isBroken)
+        #expect(try await connection.query("SELECT 1 AS one")[0].decode("one", as: Int.self) == 1)
+    }
+
+    @Test func aTaskCancelledBeforehandSendsNothing() async throws {
+        let table = TestDatabase.uniqueName("precancel")
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        try await connection.execute(script: "CREATE TEMP TABLE \(table) (id int)")
+        let attempt = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await connection.query("INSERT INTO \(table) VALUES (1)")
+        }
+        await #expect(throws: CancellationError.self) { try await attempt.value }
+        #expect(try await connection.query("SELECT count(*) AS n FROM \(table)")[0].decode("n", as: Int.self) == 0)
+    }
+
+    @Test func nonCancellableQueriesIgnoreCancellation() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        let query = Task {
+            try await connection.query("SELECT 1 AS slept FROM pg_sleep(0.3)", cancellable: false)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        query.cancel()
+        #expect(try await query.value[0].decode("slept", as: Int.self) == 1)
+    }
+
+    /// Cancels at 0–5 ms after starting, racing the query to the server; each must still stop promptly and leave
+    /// the connection in sync for the next query.
+    @Test func earlyAndRepeatedCancellationsLeaveTheConnectionUsable() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        let clock = ContinuousClock()
+        for round in 0..<20 {
+            let query = Task { try await connection.query("SELECT pg_sleep(10)") }
+            if round % 6 > 0 { try await Task.sleep(for: .milliseconds(round % 6)) }
+            let start = clock.now
+            query.cancel()
+            await #expect(throws: CancellationError.self) { try await query.value }
+            #expect(clock.now - start < .seconds(2))
+            #expect(try await connection.query("SELECT $1::int AS n", [round])[0].decode("n", as: Int.self) == round)
+        }
+    }
+
+    @Test func twoTasksOnOneConnectionIsAMisuseError() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        let slow = Task { try await connection.query("SELECT pg_sleep(0.5)") }
+        try await TestDatabase.waitUntilSleeping(connection.backendPID)
+        await #expect { try await connection.query("SELECT 1") } throws: { ($0 as? PostgresError)?.kind == .misuse }
+        _ = try await slow.value
+        #expect(!connection.isBroken)
+    }
+}
