@@ -202,14 +202,20 @@ struct HTTPServerEndToEndTests {
                 })
             }
         }) { server, port in
-            let socket = try RawSocket(port: port)
+            let socket = try RawSocket(port: port, receiveBuffer: 16 * 1024)
             try socket.send("GET /firehose HTTP/1.1\r\nHost: x\r\n\r\n")
             _ = try await onThread { try socket.readSome() }
-            try await Task.sleep(for: .milliseconds(300))
-            // The client reads nothing more: the producer must be held back by the buffer limit
-            // (plus what the kernel's socket buffers absorb), not run away.
-            let held = produced.count
-            try await Task.sleep(for: .milliseconds(300))
+            // The client reads nothing more. Once the kernel's socket buffers are full, the producer must be
+            // held back by the server's buffer limit rather than run away: its count settles and stays put.
+            var held = -1
+            let settled = await eventually(timeout: .seconds(10)) {
+                let now = produced.count
+                defer { held = now }
+                try? await Task.sleep(for: .milliseconds(200))
+                return now == held
+            }
+            #expect(settled)
+            try await Task.sleep(for: .milliseconds(500))
             #expect(produced.count == held)
             #expect(held < 1000)
             socket.shutdownAndClose()
