@@ -27,6 +27,7 @@ let package = Package(
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
+        .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "switchboard"], swiftSettings: strict),
     ]
 )

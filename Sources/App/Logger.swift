@@ -33,13 +33,14 @@ public struct Logger: Sendable {
     /// Logs `message` with `fields` at `level`, when enabled.
     public func log(_ level: LogLevel, _ message: String, _ fields: [String: any Sendable] = [:]) {
         guard level >= self.level else { return }
-        var object: [String: Any] = fields
-        object["time"] = RFC3339Now.string()
-        object["level"] = level.rawValue
-        object["msg"] = message
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
-              let line = String(data: data, encoding: .utf8) else { return }
-        sink(line)
+        var line = JSONLine()
+        line.append("time", RFC3339.string(from: Date()))
+        line.append("level", level.rawValue)
+        line.append("msg", message)
+        for key in fields.keys.sorted() where key != "time" && key != "level" && key != "msg" {
+            line.append(key, fields[key]!)
+        }
+        sink(line.finish())
     }
 
     /// Logs at debug level.
@@ -72,8 +73,4 @@ final class StandardErrorWriter: Sendable {
             }
         }
     }
-}
-
-enum RFC3339Now {
-    static func string() -> String { RFC3339.string(from: Date()) }
 }
