@@ -32,18 +32,23 @@ if [ -z "${DATABASE_URL:-}" ]; then
     bench_log "warning: DATABASE_URL is not set; Switchboard may refuse to start ('make bench' provides one)"
 fi
 
-c_port="" sb_port=""
+c_port="" sb_port="" sb_log_port=""
 bench_pick_port c_port "${BENCH_C_PORT:-18090}"
 bench_pick_port sb_port "${BENCH_SB_PORT:-18190}"
+bench_pick_port sb_log_port "$((sb_port + 1))"
 
 bench_start_server c-baseline "http://127.0.0.1:$c_port/direct" -- \
     env PORT="$c_port" HOST=127.0.0.1 THREADS="$C_THREADS" "$BENCH_C_BIN"
 bench_start_server switchboard "http://127.0.0.1:$sb_port/healthz" -- \
     env PORT="$sb_port" HOST=127.0.0.1 DATABASE_URL="${DATABASE_URL:-}" LOG_LEVEL=error "$SB_BIN"
+# The same with its JSON access log on (one line per request, to a log file), as deployed.
+bench_start_server switchboard-logging "http://127.0.0.1:$sb_log_port/healthz" -- \
+    env PORT="$sb_log_port" HOST=127.0.0.1 DATABASE_URL="${DATABASE_URL:-}" LOG_LEVEL=info "$SB_BIN"
 
-keys=(c-direct c-async switchboard)
-labels=("C /direct" "C /async" "Switchboard /healthz")
-urls=("http://127.0.0.1:$c_port/direct" "http://127.0.0.1:$c_port/async" "http://127.0.0.1:$sb_port/healthz")
+keys=(c-direct c-async switchboard switchboard-logging)
+labels=("C /direct" "C /async" "Switchboard /healthz" "Switchboard, access log on")
+urls=("http://127.0.0.1:$c_port/direct" "http://127.0.0.1:$c_port/async" "http://127.0.0.1:$sb_port/healthz"
+      "http://127.0.0.1:$sb_log_port/healthz")
 
 for i in "${!keys[@]}"; do
     bench_expect_body "${urls[$i]}" "$EXPECTED_BODY" || true
@@ -114,6 +119,7 @@ wrk_shape="wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${BENCH_SECONDS}s
     printf '%-30s %s\n' "Switchboard / C async:" "$ratio_async   (target >= $TARGET_RATIO)"
     printf '%-30s %s\n' "Switchboard / C direct:" "$ratio_direct"
     printf '%-30s %s\n' "C async / C direct:" "$(bench_ratio "${MED[c-async]}" "${MED[c-direct]}")"
+    printf '%-30s %s\n' "Switchboard logging / C async:" "$(bench_ratio "${MED[switchboard-logging]}" "${MED[c-async]}")"
     echo "$verdict: $reason"
     echo
 }
@@ -143,6 +149,7 @@ md="$BENCH_OUT/http.md"
     echo "| Switchboard / C async (target >= $TARGET_RATIO) | $ratio_async |"
     echo "| Switchboard / C direct | $ratio_direct |"
     echo "| C async / C direct | $(bench_ratio "${MED[c-async]}" "${MED[c-direct]}") |"
+    echo "| Switchboard with access log / C async | $(bench_ratio "${MED[switchboard-logging]}" "${MED[c-async]}") |"
     echo
     echo "**$verdict**: $reason"
 } >"$md"

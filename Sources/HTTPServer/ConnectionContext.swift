@@ -53,7 +53,9 @@ final class ConnectionContext: @unchecked Sendable {
     func clientWentAway() {
         let task = state.withLock { state -> Task<Void, Never>? in
             state.watched = false
-            return state.responded ? nil : state.task
+            guard !state.responded else { return nil }
+            state.cancelRequested = true
+            return state.task
         }
         task?.cancel()
     }
@@ -62,6 +64,7 @@ final class ConnectionContext: @unchecked Sendable {
     func requestCompleted() {
         let (task, writer) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<Void, any Error>?) in
             state.closed = true
+            state.cancelRequested = true
             unwatchLocked(&state)
             defer { state.writerWaiting = nil }
             return (state.task, state.writerWaiting)
@@ -89,7 +92,10 @@ final class ConnectionContext: @unchecked Sendable {
 extension ConnectionContext {
     /// Shutdown: answers a request that is still running with `response` (its own answer, if it comes, is dropped).
     func forceRespond(_ response: Response) {
-        let task = state.withLock { $0.task }
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.task
+        }
         task?.cancel()
         deliver(response)
     }
@@ -98,6 +104,7 @@ extension ConnectionContext {
     func forceFinishStream() {
         let (task, resume) = state.withLock { state -> (Task<Void, Never>?, Bool) in
             state.producerFinished = true
+            state.cancelRequested = true
             return (state.task, state.takeSuspension())
         }
         task?.cancel()
@@ -106,7 +113,10 @@ extension ConnectionContext {
 
     /// Shutdown: asks a streamed body's producer to stop (it is cancelled and then finishes the stream).
     func cancelTask() {
-        let task = state.withLock { $0.task }
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.task
+        }
         task?.cancel()
     }
 }

@@ -12,6 +12,8 @@ struct ConnectionState {
     var responded = false
     /// The task running the responder (and then producing a streamed body).
     var task: Task<Void, Never>?
+    /// Someone asked to cancel the task (perhaps before its handle was stored).
+    var cancelRequested = false
     /// The socket is registered with the disconnect monitor.
     var watched = false
     /// The request finished or the client went away: no more writes.

@@ -80,16 +80,20 @@ final class ServerCore: Sendable {
         let request = context.request
         MHD_suspend_connection(context.connection)
         requests.insert(context)
-        context.state.withLock { state in
-            state.suspended = true
-            state.task = Task {
-                let response = await self.respond(to: request)
-                context.deliver(response)
-                if case .stream(let body) = response.body {
-                    await self.produce(body, into: context)
-                }
+        context.state.withLock { $0.suspended = true }
+        // Created outside the lock: the task may finish (and take the lock to deliver) before this thread goes on.
+        let task = Task {
+            let response = await self.respond(to: request)
+            context.deliver(response)
+            if case .stream(let body) = response.body {
+                await self.produce(body, into: context)
             }
         }
+        let cancelNow = context.state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelRequested
+        }
+        if cancelNow { task.cancel() }
         return .YES
     }
 
