@@ -22,12 +22,15 @@ let package = Package(
         .target(name: "Coordination", swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
-        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
+        .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "switchboard"], swiftSettings: strict),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "switchboard"], swiftSettings: strict),
     ]
 )

@@ -1,4 +1,6 @@
+import Accounts
 import Foundation
+import Postgres
 
 /// The `switchboard` command: `serve` (the default) runs the service.
 public enum SwitchboardCommand {
@@ -8,13 +10,50 @@ public enum SwitchboardCommand {
         switch command {
         case "serve":
             await serve()
+        case "tenants":
+            await tenants(Array(arguments.dropFirst(2)))
         case "-h", "--help", "help":
-            print("usage: switchboard [serve]\n  configuration comes from environment variables; see README.md")
+            print(usage)
             exit(0)
         default:
             FileHandle.standardError.write(Data("switchboard: unknown command '\(command)'\n".utf8))
             exit(2)
         }
+    }
+
+    static let usage = """
+        usage: switchboard [serve]              run the service
+               switchboard tenants create NAME  create a tenant; prints its id and API key (shown once)
+          configuration comes from environment variables; see README.md
+        """
+
+    private static func tenants(_ arguments: [String]) async -> Never {
+        guard arguments.count == 2, arguments[0] == "create" else {
+            fail(usage, status: 2)
+        }
+        let name = arguments[1].trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1 ... 200).contains(name.count) else { fail("switchboard: NAME must be 1 to 200 characters", status: 2) }
+        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
+            fail("switchboard: invalid configuration: DATABASE_URL is required", status: 2)
+        }
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url), maxConnections: 1)
+        do {
+            _ = try await Migrator.apply(Migrations.all, pool: pool)
+            let tenant = try await AccountStore(pool: pool).createTenant(name: name)
+            print("tenant_id=\(tenant.id.uuidString.lowercased())")
+            print("api_key_id=\(tenant.apiKeyID.uuidString.lowercased())")
+            print("api_key=\(tenant.apiKey)")
+            await pool.close()
+            exit(0)
+        } catch {
+            await pool.close()
+            fail("switchboard: cannot create tenant: \(error)", status: 1)
+        }
+    }
+
+    private static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(status)
     }
 
     private static func serve() async -> Never {

@@ -16,19 +16,26 @@ public struct Configuration: Sendable {
     public var logLevel: LogLevel
     /// How long shutdown waits for in-flight requests (`SHUTDOWN_DEADLINE_SECONDS`).
     public var shutdownDeadline: Duration
+    /// The operator's bearer token for `/v1/admin/*` (`SWITCHBOARD_ADMIN_TOKEN`); the admin API is off when unset.
+    public var adminToken: String?
+    /// Requests a minute per principal (`RATE_LIMIT_PER_MINUTE`); 0 turns rate limiting off.
+    public var rateLimitPerMinute: Int
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
     /// Creates a configuration with the given values (tests) — see `fromEnvironment` for the service's defaults.
     public init(server: ServerConfiguration = ServerConfiguration(), databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
-                shutdownDeadline: Duration = .seconds(10), testRoutes: Bool = false) {
+                shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
+                testRoutes: Bool = false) {
         self.server = server
         self.databaseURL = databaseURL
         self.poolSize = poolSize
         self.poolTimeout = poolTimeout
         self.logLevel = logLevel
         self.shutdownDeadline = shutdownDeadline
+        self.adminToken = adminToken
+        self.rateLimitPerMinute = rateLimitPerMinute
         self.testRoutes = testRoutes
     }
 
@@ -52,6 +59,8 @@ public struct Configuration: Sendable {
             poolTimeout: .milliseconds(try reader.integer("DATABASE_POOL_TIMEOUT_MS", default: 5000, in: 1 ... 600_000)),
             logLevel: try reader.logLevel("LOG_LEVEL", default: .info),
             shutdownDeadline: .seconds(try reader.integer("SHUTDOWN_DEADLINE_SECONDS", default: 10, in: 0 ... 3600)),
+            adminToken: try reader.secret("SWITCHBOARD_ADMIN_TOKEN"),
+            rateLimitPerMinute: try reader.integer("RATE_LIMIT_PER_MINUTE", default: 600, in: 0 ... 1_000_000),
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
     }
 }
@@ -83,6 +92,14 @@ struct EnvironmentReader {
                                      problem: "must be an integer from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
         }
         return number
+    }
+
+    func secret(_ name: String) throws -> String? {
+        guard let text = string(name), !text.isEmpty else { return nil }
+        guard text.utf8.count >= 16 else {
+            throw ConfigurationError(variable: name, problem: "must be at least 16 characters")
+        }
+        return text
     }
 
     func host(_ name: String) throws -> String? {

@@ -1,7 +1,8 @@
+import Accounts
 import Postgres
 
 /// The schema, as numbered migrations applied in order at start-up (see `Migrator`).
 public enum Migrations {
     /// Every migration of the service, oldest first.
-    public static let all: [Migration] = []
+    public static let all: [Migration] = AccountsMigrations.all
 }

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTPServer
 import Postgres
@@ -13,6 +14,12 @@ enum Routes {
                                              "error": String(describing: error)])
         })
         HealthRoutes(pool: pool, readiness: readiness).register(on: &router)
+        let accounts = AccountStore(pool: pool)
+        let tokens = TokenStore(store: accounts)
+        let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
+        let guardian = AccessGuard(tokens: tokens, limiter: limiter)
+        AccountRoutes(store: accounts, tokens: tokens, guardian: guardian, adminToken: configuration.adminToken)
+            .register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPServer
+
+/// Which callers a route accepts.
+public struct Accepted: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// The tenant's backend, by API key.
+    public static let apiKey = Accepted(rawValue: 1)
+    /// App users with the customer role.
+    public static let customer = Accepted(rawValue: 2)
+    /// App users with the agent role.
+    public static let agent = Accepted(rawValue: 4)
+    /// Any app user.
+    public static let session: Accepted = [.customer, .agent]
+    /// Anyone of the tenant.
+    public static let anyone: Accepted = [.apiKey, .customer, .agent]
+}
+
+/// Authenticates requests, enforces who may call a route, and rate-limits per principal.
+///
+/// Wrap each protected route's handler with `require(_:_:)`; the handler receives the principal and must scope
+/// everything it touches to `principal.tenantID`.
+public struct AccessGuard: Sendable {
+    private let tokens: TokenStore
+    private let limiter: RateLimiter?
+
+    /// A guard using `tokens`, and `limiter` when rate limiting is on.
+    public init(tokens: TokenStore, limiter: RateLimiter?) {
+        self.tokens = tokens
+        self.limiter = limiter
+    }
+
+    /// A responder that lets through only `accepted` callers, then runs `handler` with the principal.
+    public func require(_ accepted: Accepted,
+                        _ handler: @escaping @Sendable (Request, Principal) async throws -> Response) -> Responder {
+        { [self] request in
+            let principal = try await authenticate(request, accepted: accepted)
+            var request = request
+            request.principal = principal
+            guard let limiter else { return try await handler(request, principal) }
+            let decision = limiter.take(principal.identity)
+            guard decision.allowed else {
+                throw Problem(status: 429, title: "Too Many Requests",
+                              detail: "The rate limit of \(limiter.perMinute) requests a minute is reached.",
+                              headers: ["Retry-After": String(decision.retryAfterSeconds),
+                                        "RateLimit-Policy": limiter.policyHeader,
+                                        "RateLimit": limiter.header(for: decision)])
+            }
+            var response = try await handler(request, principal)
+            response.headers.set("RateLimit-Policy", limiter.policyHeader)
+            response.headers.set("RateLimit", limiter.header(for: decision))
+            return response
+        }
+    }
+
+    /// The principal behind the request's bearer token, if `accepted` lets it in.
+    public func authenticate(_ request: Request, accepted: Accepted) async throws -> Principal {
+        let token = try AccessGuard.bearerToken(request)
+        guard let kind = SecretToken.kind(of: token) else { throw AuthError.unknown }
+        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
+        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
+        let principal: Principal
+        switch try await tokens.record(for: token, kind: kind) {
+        case .unknown: throw AuthError.unknown
+        case .revoked: throw AuthError.revoked
+        case .valid(let found): principal = found
+        }
+        if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
+        if let role = principal.role {
+            let needed: Accepted = role == .agent ? .agent : .customer
+            guard accepted.contains(needed) else {
+                throw AuthError.forbidden("The \(role.rawValue) role may not do this.")
+            }
+        }
+        return principal
+    }
+
+    /// The token of an `Authorization: Bearer <token>` header.
+    public static func bearerToken(_ request: Request) throws -> String {
+        guard let header = request.headers["Authorization"] else { throw AuthError.missing }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw AuthError.malformed }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty else { throw AuthError.malformed }
+        return token
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Postgres
+
+/// Tenants, API keys and sessions in Postgres. Secrets are hashed by the database (`sha256`) on the way in and
+/// looked up by hash; the clear secret is returned once, at creation, and never stored.
+public struct AccountStore: Sendable {
+    let pool: PostgresPool
+
+    /// A store over `pool`.
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// A newly created tenant with its first API key.
+    public struct NewTenant: Sendable {
+        public let id: UUID
+        public let name: String
+        public let apiKeyID: UUID
+        public let apiKey: String
+    }
+
+    /// A newly issued API key.
+    public struct NewKey: Sendable {
+        public let id: UUID
+        public let apiKey: String
+        public let createdAt: Date
+    }
+
+    /// A newly opened session.
+    public struct NewSession: Sendable {
+        public let id: UUID
+        public let token: String
+        public let expiresAt: Date
+    }
+
+    /// Creates a tenant and its first API key, in one transaction.
+    public func createTenant(name: String) async throws -> NewTenant {
+        let apiKey = SecretToken.generate(.apiKey)
+        return try await pool.withTransaction { connection in
+            let tenant = try await connection.query("INSERT INTO tenants (name) VALUES ($1) RETURNING id", [name])
+            let tenantID: UUID = try tenant[0].decode("id")
+            let key = try await connection.query(
+                "INSERT INTO api_keys (tenant_id, key_hash) VALUES ($1::uuid, sha256(convert_to($2, 'UTF8'))) RETURNING id",
+                [tenantID, apiKey])
+            return NewTenant(id: tenantID, name: name, apiKeyID: try key[0].decode("id"), apiKey: apiKey)
+        }
+    }
+
+    /// Issues another API key for a tenant; nil when there is no such tenant.
+    public func issueKey(tenantID: UUID) async throws -> NewKey? {
+        let apiKey = SecretToken.generate(.apiKey)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                INSERT INTO api_keys (tenant_id, key_hash)
+                SELECT id, sha256(convert_to($2, 'UTF8')) FROM tenants WHERE id = $1::uuid
+                RETURNING id, created_at
+                """, [tenantID, apiKey])
+        }
+        guard let row = rows.first else { return nil }
+        return NewKey(id: try row.decode("id"), apiKey: apiKey, createdAt: try row.decode("created_at"))
+    }
+
+    /// Revokes one of a tenant's keys (idempotently); false when the tenant has no such key.
+    public func revokeKey(tenantID: UUID, keyID: UUID) async throws -> Bool {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+                WHERE id = $1::uuid AND tenant_id = $2::uuid RETURNING id
+                """, [keyID, tenantID])
+        }
+        return !rows.isEmpty
+    }
+
+    /// Opens a session for a user of the tenant's app.
+    public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int) async throws -> NewSession {
+        let token = SecretToken.generate(.session)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at)
+                VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int))
+                RETURNING id, expires_at
+                """, [tenantID, token, userID, role.rawValue, ttlSeconds])
+        }
+        return NewSession(id: try rows[0].decode("id"), token: token, expiresAt: try rows[0].decode("expires_at"))
+    }
+
+    /// Revokes a session (idempotently).
+    public func revokeSession(id: UUID) async throws {
+        _ = try await pool.withConnection { connection in
+            try await connection.query("UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1::uuid", [id])
+        }
+    }
+
+    /// What the database knows of a presented secret.
+    public func lookup(_ token: String, kind: SecretToken.Kind) async throws -> TokenRecord {
+        switch kind {
+        case .apiKey:
+            let rows = try await pool.withConnection { connection in
+                try await connection.query("""
+                    SELECT id, tenant_id, revoked_at IS NOT NULL AS revoked
+                    FROM api_keys WHERE key_hash = sha256(convert_to($1, 'UTF8'))
+                    """, [token])
+            }
+            guard let row = rows.first else { return .unknown }
+            if try row.decode("revoked", as: Bool.self) { return .revoked }
+            return .valid(Principal(tenantID: try row.decode("tenant_id"), credential: .apiKey(keyID: try row.decode("id"))))
+        case .session:
+            let rows = try await pool.withConnection { connection in
+                try await connection.query("""
+                    SELECT id, tenant_id, user_id, role, expires_at, revoked_at IS NOT NULL AS revoked
+                    FROM sessions WHERE token_hash = sha256(convert_to($1, 'UTF8'))
+                    """, [token])
+            }
+            guard let row = rows.first else { return .unknown }
+            if try row.decode("revoked", as: Bool.self) { return .revoked }
+            let role = Role(rawValue: try row.decode("role", as: String.self)) ?? .customer
+            let credential = Principal.Credential.session(sessionID: try row.decode("id"),
+                                                          userID: try row.decode("user_id"), role: role)
+            return .valid(Principal(tenantID: try row.decode("tenant_id"), credential: credential,
+                                    expiresAt: try row.decode("expires_at")))
+        }
+    }
+}
+
+/// The database's verdict on a secret.
+public enum TokenRecord: Sendable {
+    /// Known and not revoked (expiry is checked at each use).
+    case valid(Principal)
+    /// No such secret.
+    case unknown
+    /// Revoked.
+    case revoked
+}

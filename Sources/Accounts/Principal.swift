@@ -1,0 +1,79 @@
+import Foundation
+import HTTPServer
+
+/// What a session holder may do: customers act on their own interactions, agents on all of their tenant's.
+public enum Role: String, Sendable, Codable, CaseIterable {
+    case customer
+    case agent
+}
+
+/// Who is calling: a tenant's backend (by API key) or a user of the tenant's app (by session token).
+///
+/// Every query a handler runs must be scoped to `tenantID`; never trust a tenant id from the request itself.
+public struct Principal: Sendable, Hashable {
+    /// How the caller authenticated.
+    public enum Credential: Sendable, Hashable {
+        /// The tenant's own backend, with API key `keyID`.
+        case apiKey(keyID: UUID)
+        /// An app user's session.
+        case session(sessionID: UUID, userID: String, role: Role)
+    }
+
+    /// The tenant every action is scoped to.
+    public let tenantID: UUID
+    /// The credential presented.
+    public let credential: Credential
+    /// When the credential stops being valid (sessions only).
+    public let expiresAt: Date?
+
+    /// Creates a principal (the token store does this).
+    public init(tenantID: UUID, credential: Credential, expiresAt: Date? = nil) {
+        self.tenantID = tenantID
+        self.credential = credential
+        self.expiresAt = expiresAt
+    }
+
+    /// The session's user id, or nil for an API key.
+    public var userID: String? {
+        if case .session(_, let userID, _) = credential { return userID }
+        return nil
+    }
+
+    /// The session's role, or nil for an API key.
+    public var role: Role? {
+        if case .session(_, _, let role) = credential { return role }
+        return nil
+    }
+
+    /// Whether this is the tenant's backend (API key).
+    public var isAPIKey: Bool {
+        if case .apiKey = credential { return true }
+        return false
+    }
+
+    /// A stable identity for rate limiting and logs (never the secret itself).
+    public var identity: String {
+        switch credential {
+        case .apiKey(let keyID): return "key:" + keyID.uuidString
+        case .session(let sessionID, _, _): return "session:" + sessionID.uuidString
+        }
+    }
+}
+
+/// The request attribute under which the authenticated principal travels to handlers.
+public enum PrincipalKey: RequestAttributeKey {
+    public typealias Value = Principal
+}
+
+extension Request {
+    /// The authenticated principal; set by `AccessGuard` before the handler runs.
+    public var principal: Principal? {
+        get { attributes[PrincipalKey.self] }
+        set { attributes[PrincipalKey.self] = newValue }
+    }
+}
+
+extension UUID {
+    /// The canonical lower-case text form the API uses for every id.
+    public var lowercased: String { uuidString.lowercased() }
+}

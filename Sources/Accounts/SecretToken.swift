@@ -1,0 +1,54 @@
+/// Random bearer secrets: API keys (`sbk_…`) and session tokens (`sbs_…`).
+///
+/// 32 bytes from the system CSPRNG (`SystemRandomNumberGenerator`, i.e. `getrandom(2)`), base64url without
+/// padding. Only their SHA-256 is stored (computed by Postgres's `sha256()`); the secret is shown once.
+public enum SecretToken {
+    /// The kind of secret, told apart by its prefix.
+    public enum Kind: String, Sendable {
+        case apiKey = "sbk_"
+        case session = "sbs_"
+    }
+
+    /// A new secret of `kind`.
+    public static func generate(_ kind: Kind) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for index in bytes.indices { bytes[index] = generator.next() }
+        return kind.rawValue + base64URL(bytes)
+    }
+
+    /// The kind of a presented secret, or nil when it has neither shape.
+    public static func kind(of token: String) -> Kind? {
+        let kind: Kind
+        if token.hasPrefix(Kind.apiKey.rawValue) { kind = .apiKey }
+        else if token.hasPrefix(Kind.session.rawValue) { kind = .session }
+        else { return nil }
+        let body = token.utf8.dropFirst(4)
+        guard body.count == 43, body.allSatisfy(isBase64URL) else { return nil }
+        return kind
+    }
+
+    private static func isBase64URL(_ byte: UInt8) -> Bool {
+        (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 45 || byte == 95
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        var index = 0
+        while index + 3 <= bytes.count {
+            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            output += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            index += 3
+        }
+        let rest = bytes.count - index
+        if rest == 1 {
+            let n = UInt32(bytes[index]) << 16
+            output += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+        } else if rest == 2 {
+            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            output += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

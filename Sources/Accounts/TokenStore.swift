@@ -1,0 +1,39 @@
+import Coordination
+import Foundation
+
+/// Verified bearer secrets, cached so the hot path does not query Postgres on every request.
+///
+/// A cold secret under a burst is looked up once (concurrent callers share one lookup). Entries live at most
+/// `revocationDelay` (5 s), so a revocation made on any replica takes effect everywhere within that time;
+/// revocations made here take effect at once. Expiry is checked on every use, not cached.
+public actor TokenStore {
+    private let store: AccountStore
+    private let cache: RequestCoordinator<String, TokenRecord>
+
+    /// A store in front of `store`'s lookups.
+    public init(store: AccountStore, revocationDelay: Duration = .seconds(5), maxEntries: Int = 100_000) {
+        self.store = store
+        self.cache = RequestCoordinator(caching: .timeToLive(revocationDelay, maxEntries: maxEntries))
+    }
+
+    /// The record for `token`, from the cache when fresh, else from Postgres (once for concurrent callers).
+    public nonisolated func record(for token: String, kind: SecretToken.Kind) async throws -> TokenRecord {
+        if let cached = cache.cachedValue(for: token) { return cached }
+        return try await cache.value(for: token) { [store] token in
+            try await store.lookup(token, kind: kind)
+        }
+    }
+
+    /// Forgets `token` here at once (after revoking it).
+    public nonisolated func forget(_ token: String) async {
+        await cache.invalidate(token)
+    }
+
+    /// Forgets every cached secret here (after revoking one by id, whose secret is not known).
+    public nonisolated func forgetAll() async {
+        await cache.invalidateAll()
+    }
+
+    /// How many lookups reached Postgres, joined another, or were served from the cache.
+    public nonisolated var statistics: RequestCoordinatorStatistics { cache.statistics }
+}

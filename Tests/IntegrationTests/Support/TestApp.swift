@@ -1,0 +1,100 @@
+import App
+import Foundation
+import HTTPServer
+import Postgres
+import Testing
+
+/// A database of its own for one test: created empty, migrated by the app, dropped afterwards.
+/// Per-test databases keep parallel tests apart, including in `pg_stat_statements` (counted per database).
+struct TestDatabase: Sendable {
+    let name: String
+    let url: String
+
+    static func create() async throws -> TestDatabase {
+        let name = "sb_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = PostgresPool(configuration: PostgresConfiguration(connectionString: TestEnvironment.databaseURL),
+                                 maxConnections: 1)
+        _ = try await admin.withConnection { try await $0.query("CREATE DATABASE \(name)") }
+        await admin.close()
+        let database = TestDatabase(name: name, url: TestEnvironment.databaseURL + " dbname=\(name)")
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 1)
+        _ = try await pool.withConnection { try await $0.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements") }
+        await pool.close()
+        return database
+    }
+
+    func drop() async {
+        let admin = PostgresPool(configuration: PostgresConfiguration(connectionString: TestEnvironment.databaseURL),
+                                 maxConnections: 1)
+        _ = try? await admin.withConnection { try await $0.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        await admin.close()
+    }
+
+    /// Runs one query against this database on a connection of its own.
+    func query(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) async throws -> PostgresRows {
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url), maxConnections: 1)
+        defer { Task { await pool.close() } }
+        return try await pool.withConnection { try await $0.query(sql, parameters) }
+    }
+}
+
+/// Collects log lines in memory (to check what the service writes).
+final class LogCapture: @unchecked Sendable { // guarded by `lock`
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// The whole service on an ephemeral port over a fresh database, with helpers for the accounts flow.
+struct TestApp: Sendable {
+    static let adminToken = "test-admin-token-0123456789"
+
+    let app: Application
+    let port: Int
+    let database: TestDatabase
+    let log: LogCapture
+
+    static func start(rateLimitPerMinute: Int = 0, adminToken: String? = TestApp.adminToken,
+                      database: TestDatabase? = nil) async throws -> TestApp {
+        let database = if let database { database } else { try await TestDatabase.create() }
+        let log = LogCapture()
+        let configuration = Configuration(
+            server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), databaseURL: database.url,
+            poolSize: 8, poolTimeout: .seconds(5), logLevel: .debug, adminToken: adminToken,
+            rateLimitPerMinute: rateLimitPerMinute)
+        let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
+        let port = try await app.start()
+        await app.waitUntilMigrated()
+        return TestApp(app: app, port: port, database: database, log: log)
+    }
+
+    func stop() async {
+        await app.shutdown()
+        await database.drop()
+    }
+
+    func call(_ method: String, _ path: String, token: String? = nil, headers: [String: String] = [:],
+              body: String? = nil) async throws -> RawResponse {
+        var allHeaders = headers
+        if let token { allHeaders["Authorization"] = "Bearer \(token)" }
+        return try await request(port: port, method, path, headers: allHeaders, body: body)
+    }
+
+    /// Creates a tenant through the admin API; returns its id and API key.
+    func createTenant(_ name: String = "Tenant") async throws -> (id: String, apiKey: String) {
+        let response = try await call("POST", "/v1/admin/tenants", token: TestApp.adminToken, body: #"{"name":"\#(name)"}"#)
+        #expect(response.status == 201)
+        let json = try response.json()
+        return (json["id"] as? String ?? "", json["api_key"] as? String ?? "")
+    }
+
+    /// Opens a session for `user` with `role` using the tenant's API key; returns the token.
+    func createSession(apiKey: String, user: String, role: String = "customer", ttl: Int? = nil) async throws -> String {
+        let ttlField = ttl.map { #","ttl_seconds":\#($0)"# } ?? ""
+        let response = try await call("POST", "/v1/sessions", token: apiKey,
+                                      body: #"{"user_id":"\#(user)","role":"\#(role)"\#(ttlField)}"#)
+        #expect(response.status == 201)
+        return try response.json()["token"] as? String ?? ""
+    }
+}
