@@ -1,0 +1,97 @@
+/// A bounded key–value store that forgets its least recently used entry to make room, and entries past their expiry.
+///
+/// A pure value with O(1) operations: entries live in an array of slots threaded by a doubly linked list from the
+/// newest (most recently inserted or read) to the oldest. Expired entries are dropped lazily, when looked up or
+/// evicted, so ``count`` may include some.
+struct LRUCache<Key: Hashable, Value> {
+    private struct Entry {
+        var key: Key
+        var value: Value
+        var expiry: ContinuousClock.Instant?
+        /// The slot used more recently than this one, nil for the newest.
+        var newer: Int?
+        /// The slot used less recently than this one, nil for the oldest.
+        var older: Int?
+    }
+
+    /// The most entries held; inserting into a full cache first evicts the oldest. Zero keeps nothing.
+    let capacity: Int
+    private var slotsByKey: [Key: Int] = [:]
+    private var slots: [Entry?] = []
+    private var freeSlots: [Int] = []
+    private var newest: Int?
+    private var oldest: Int?
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    var count: Int { slotsByKey.count }
+
+    /// The value for `key` unless it expired at or before `now`; a hit makes the entry the newest.
+    mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
+        guard let slot = slotsByKey[key], let entry = slots[slot] else { return nil }
+        if let expiry = entry.expiry, expiry <= now {
+            remove(key)
+            return nil
+        }
+        moveToNewest(slot)
+        return entry.value
+    }
+
+    /// Stores `value` as the newest entry, replacing any for `key`; `expiry` nil means it never expires.
+    mutating func insert(_ value: Value, for key: Key, expiry: ContinuousClock.Instant?) {
+        guard capacity > 0 else { return }
+        if let slot = slotsByKey[key] {
+            slots[slot]!.value = value
+            slots[slot]!.expiry = expiry
+            moveToNewest(slot)
+            return
+        }
+        if slotsByKey.count >= capacity, let oldest { remove(slots[oldest]!.key) }
+        let entry = Entry(key: key, value: value, expiry: expiry)
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = entry
+        } else {
+            slot = slots.count
+            slots.append(entry)
+        }
+        slotsByKey[key] = slot
+        link(slot)
+    }
+
+    /// Drops the entry for `key`, if any.
+    mutating func remove(_ key: Key) {
+        guard let slot = slotsByKey.removeValue(forKey: key) else { return }
+        unlink(slot)
+        slots[slot] = nil
+        freeSlots.append(slot)
+    }
+
+    mutating func removeAll() {
+        self = LRUCache(capacity: capacity)
+    }
+
+    /// Puts an unlinked slot at the newest end.
+    private mutating func link(_ slot: Int) {
+        slots[slot]!.older = newest
+        slots[slot]!.newer = nil
+        if let newest { slots[newest]!.newer = slot }
+        newest = slot
+        if oldest == nil { oldest = slot }
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let (newer, older) = (slots[slot]!.newer, slots[slot]!.older)
+        if let newer { slots[newer]!.older = older } else { newest = older }
+        if let older { slots[older]!.newer = newer } else { oldest = newer }
+    }
+
+    private mutating func moveToNewest(_ slot: Int) {
+        guard newest != slot else { return }
+        unlink(slot)
+        link(slot)
+    }
+}

@@ -1,0 +1,132 @@
+extension RequestCoordinator {
+    /// A caller suspended until a load finishes, with the timer enforcing its deadline.
+    struct Waiter {
+        let continuation: CheckedContinuation<Value, any Error>
+        var timer: Task<Void, Never>?
+
+        func resume(with result: Result<Value, any Error>) {
+            timer?.cancel()
+            continuation.resume(with: result)
+        }
+    }
+
+    /// One run of a caller's `load`, and the callers waiting for it.
+    struct Load {
+        let key: Key
+        let task: Task<Void, Never>
+        var waiters: [WaiterID: Waiter] = [:]
+    }
+
+    /// The slow path of ``value(for:deadline:load:)``: wait for the key's current load, starting one if needed.
+    func joinOrStartLoad(
+        for key: Key, deadline: Duration?, load: @escaping @Sendable (Key) async throws -> Value
+    ) async throws -> Value {
+        // Looked up again: a load may have filled the cache while this caller hopped onto the actor.
+        if let cached = cachedValue(for: key) { return cached }
+        try Task.checkCancellation()
+        let loadID = currentLoad(for: key, startingWith: load)
+        let waiterID = nextID()
+        // No suspension between choosing the load and registering the waiter, so the load is still there.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                register(waiterID, of: loadID, continuation, deadline: deadline)
+            }
+        } onCancel: {
+            Task { await self.dismiss(waiterID, of: loadID, with: CancellationError()) }
+        }
+    }
+
+    /// The key's current load, counting the caller as joining it; or a new one, started now.
+    private func currentLoad(
+        for key: Key, startingWith load: @escaping @Sendable (Key) async throws -> Value
+    ) -> LoadID {
+        if let loadID = current[key] {
+            shared.withLock { $0.statistics.callersJoined += 1 }
+            return loadID
+        }
+        let loadID = nextID()
+        loads[loadID] = Load(key: key, task: run(load, for: key, as: loadID))
+        current[key] = loadID
+        shared.withLock { $0.statistics.loadsStarted += 1 }
+        publishLoadsInFlight()
+        return loadID
+    }
+
+    /// Runs `load` in its own task, off the actor, then reports back.
+    private nonisolated func run(
+        _ load: @escaping @Sendable (Key) async throws -> Value, for key: Key, as loadID: LoadID
+    ) -> Task<Void, Never> {
+        Task {
+            let result: Result<Value, any Error>
+            do {
+                result = .success(try await load(key))
+            } catch {
+                result = .failure(error)
+            }
+            await self.finish(loadID, with: result)
+        }
+    }
+
+    private func register(
+        _ waiterID: WaiterID, of loadID: LoadID, _ continuation: CheckedContinuation<Value, any Error>,
+        deadline: Duration?
+    ) {
+        guard loads[loadID] != nil else {
+            // Unreachable while nothing suspends between choosing the load and registering; never leak, though.
+            continuation.resume(throwing: CancellationError())
+            return
+        }
+        loads[loadID]!.waiters[waiterID] = Waiter(continuation: continuation)
+        // A cancellation before registration already sent its dismissal, but answering now is prompter.
+        if Task.isCancelled {
+            dismiss(waiterID, of: loadID, with: CancellationError())
+            return
+        }
+        guard let deadline else { return }
+        loads[loadID]!.waiters[waiterID]!.timer = Task {
+            do { try await Task.sleep(for: deadline) } catch { return }
+            self.dismiss(waiterID, of: loadID, with: RequestCoordinatorError.deadlineExceeded(deadline))
+        }
+    }
+
+    /// Lets one caller leave with `error`, if it is still waiting; the load is cancelled once nobody waits for it.
+    func dismiss(_ waiterID: WaiterID, of loadID: LoadID, with error: any Error) {
+        guard let waiter = loads[loadID]?.waiters.removeValue(forKey: waiterID) else { return }
+        if loads[loadID]!.waiters.isEmpty, let load = loads.removeValue(forKey: loadID) {
+            load.task.cancel()
+            if current[load.key] == loadID { current[load.key] = nil }
+            publishLoadsInFlight()
+        }
+        waiter.resume(with: .failure(error))
+    }
+
+    /// Answers a load's callers; a success fills the cache only if the load is still its key's current one.
+    private func finish(_ loadID: LoadID, with result: Result<Value, any Error>) {
+        // Gone if all its callers left or cancelAll ran; the result then has nobody to go to.
+        guard let load = loads.removeValue(forKey: loadID) else { return }
+        publishLoadsInFlight()
+        if current[load.key] == loadID {
+            current[load.key] = nil
+            if case .success(let value) = result { fill(value, for: load.key) }
+        }
+        for waiter in load.waiters.values { waiter.resume(with: result) }
+    }
+
+    private func fill(_ value: Value, for key: Key) {
+        guard policy.maxEntries > 0 else { return }
+        let limit = [policy.timeToLive, lifetime?(value)].compactMap { $0 }.min()
+        if let limit, limit <= .zero { return }
+        let expiry = limit.map { now() + $0 }
+        shared.withLock { $0.cache.insert(value, for: key, expiry: expiry) }
+    }
+
+    func publishLoadsInFlight() {
+        let count = loads.count
+        shared.withLock { $0.statistics.loadsInFlight = count }
+    }
+
+    private func nextID() -> UInt64 {
+        lastID += 1
+        return lastID
+    }
+}

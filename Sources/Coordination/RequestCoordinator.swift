@@ -1,0 +1,127 @@
+/// Shares one load among concurrent callers asking for the same key, and caches what it loaded.
+///
+/// For work many requests want at once: a feed that many phones open together costs one query, a cold token under
+/// a burst is looked up once. Callers of ``value(for:deadline:load:)`` for one key share a single run of `load`, in
+/// its own task, so different keys load in parallel. A successful value is cached per ``CachePolicy`` until
+/// ``invalidate(_:)``, until its time to live passes, or until it is the least recently used entry of a full cache;
+/// errors are never cached. Each caller can leave alone (cancellation, deadline); the load is cancelled when its
+/// last caller leaves.
+///
+/// Freshness: a key has at most one *current* load, its generation, and only that load may fill the key's cache
+/// entry. ``invalidate(_:)`` retires it: later callers start a new load, and the retired one still answers the
+/// callers who joined it but can no longer fill the cache. The mistake to avoid is invalidating before the write
+/// commits, or not awaiting ``invalidate(_:)`` before acknowledging the write.
+public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
+    typealias LoadID = UInt64
+    typealias WaiterID = UInt64
+
+    /// What the actor shares with threads that must not wait for it. The actor alone inserts and invalidates
+    /// entries, in step with ``current``; readers only refresh recency, drop expired entries and count hits.
+    struct Shared {
+        var cache: LRUCache<Key, Value>
+        var statistics = RequestCoordinatorStatistics()
+    }
+
+    let policy: CachePolicy
+    let lifetime: (@Sendable (Value) -> Duration?)?
+    let now: @Sendable () -> ContinuousClock.Instant
+    /// Guards the cache and the counters, which ``cachedValue(for:)`` and ``statistics`` read without an actor hop.
+    let shared: Locked<Shared>
+    /// Every load someone waits for, including ones retired by invalidation.
+    var loads: [LoadID: Load] = [:]
+    /// Each key's current generation: the load new callers join, and the only one allowed to fill the cache.
+    /// Load ids grow monotonically, so a retired or finished load can never be mistaken for a newer one.
+    var current: [Key: LoadID] = [:]
+    var lastID: UInt64 = 0
+
+    /// Creates a coordinator with an empty cache.
+    ///
+    /// - Parameters:
+    ///   - caching: how long loaded values are kept; `.disabled` only shares loads in flight.
+    ///   - lifetime: how long one value may be served from the cache, e.g. until a token expires; nil means no
+    ///     limit beyond the policy's. The shorter of the two wins, and zero or less keeps the value out of the
+    ///     cache. It runs on the actor for every successful load, so it must be quick.
+    public init(
+        caching: CachePolicy = .untilInvalidated(maxEntries: 10_000),
+        lifetime: (@Sendable (Value) -> Duration?)? = nil
+    ) {
+        self.init(caching: caching, lifetime: lifetime, now: { ContinuousClock.now })
+    }
+
+    /// Creates a coordinator whose cache reads the time from `now`, for tests.
+    init(
+        caching: CachePolicy, lifetime: (@Sendable (Value) -> Duration?)?,
+        now: @escaping @Sendable () -> ContinuousClock.Instant
+    ) {
+        self.policy = caching
+        self.lifetime = lifetime
+        self.now = now
+        self.shared = Locked(Shared(cache: LRUCache(capacity: caching.maxEntries)))
+    }
+
+    /// The value for `key`: from the cache, by joining the load in flight for it, or by starting `load`.
+    ///
+    /// Only the caller that starts a load has its `load` run; joiners share that result, so every caller of one
+    /// key must pass an equivalent `load`. Throws what the load threw (to every caller that shared it),
+    /// `CancellationError` if this caller's task is cancelled or ``cancelAll()`` runs, or
+    /// ``RequestCoordinatorError/deadlineExceeded(_:)`` once `deadline` has passed; leaving early never cancels
+    /// the load for the others.
+    public nonisolated func value(
+        for key: Key, deadline: Duration? = nil, load: @escaping @Sendable (Key) async throws -> Value
+    ) async throws -> Value {
+        if let cached = cachedValue(for: key) { return cached }
+        return try await joinOrStartLoad(for: key, deadline: deadline, load: load)
+    }
+
+    /// The cached value for `key` if there is a fresh one, without waiting: for threads that cannot suspend.
+    ///
+    /// Never loads; nil means "not cached now", not "does not exist". A hit counts in ``statistics``.
+    public nonisolated func cachedValue(for key: Key) -> Value? {
+        guard policy.maxEntries > 0 else { return nil }
+        let now = now()
+        return shared.withLock { shared in
+            guard let value = shared.cache.value(for: key, now: now) else { return nil }
+            shared.statistics.cacheHits += 1
+            return value
+        }
+    }
+
+    /// Forgets `key`'s cached value and retires its load in flight, so later callers load afresh.
+    ///
+    /// Call it after the write that changed the value commits (earlier, a load may read the old row and cache it),
+    /// and await it before acknowledging the write. Callers already waiting keep their load's answer.
+    public func invalidate(_ key: Key) {
+        current[key] = nil
+        shared.withLock { $0.cache.remove(key) }
+    }
+
+    /// ``invalidate(_:)`` for every key.
+    public func invalidateAll() {
+        current.removeAll()
+        shared.withLock { $0.cache.removeAll() }
+    }
+
+    /// Cancels every load in flight and fails all their callers with `CancellationError`, for shutdown.
+    ///
+    /// Keeps the cache, and does not close the coordinator: callers arriving afterwards start new loads, so stop
+    /// accepting requests first.
+    public func cancelAll() {
+        let cancelled = loads.values
+        loads.removeAll()
+        current.removeAll()
+        publishLoadsInFlight()
+        for load in cancelled {
+            load.task.cancel()
+            for waiter in load.waiters.values { waiter.resume(with: .failure(CancellationError())) }
+        }
+    }
+
+    /// Current counters, readable from any thread without waiting for the actor.
+    public nonisolated var statistics: RequestCoordinatorStatistics {
+        shared.withLock { shared in
+            var statistics = shared.statistics
+            statistics.cachedEntries = shared.cache.count
+            return statistics
+        }
+    }
+}

@@ -1,0 +1,77 @@
+@testable import Coordination
+import Testing
+
+/// The cache's bookkeeping as a plain value.
+struct LRUCacheTests {
+    let now = ContinuousClock.now
+
+    @Test func evictsTheLeastRecentlyUsedWhenFull() {
+        var cache = LRUCache<String, Int>(capacity: 3)
+        for (index, key) in ["a", "b", "c"].enumerated() { cache.insert(index, for: key, expiry: nil) }
+        _ = cache.value(for: "a", now: now)
+        cache.insert(0, for: "b", expiry: nil)  // replacing also counts as use
+        cache.insert(3, for: "d", expiry: nil)
+        #expect(cache.count == 3)
+        #expect(cache.value(for: "c", now: now) == nil)
+        cache.insert(4, for: "e", expiry: nil)
+        #expect(cache.value(for: "a", now: now) == nil)
+        #expect(cache.value(for: "b", now: now) == 0)
+        #expect(cache.value(for: "d", now: now) == 3)
+        #expect(cache.value(for: "e", now: now) == 4)
+    }
+
+    @Test func reusesFreedSlotsAndKeepsOrderAcrossRemovals() {
+        var cache = LRUCache<Int, Int>(capacity: 3)
+        for key in 0 ..< 3 { cache.insert(key, for: key, expiry: nil) }
+        cache.remove(1)
+        cache.remove(1)
+        cache.insert(10, for: 10, expiry: nil)
+        cache.insert(11, for: 11, expiry: nil)  // evicts 0, the oldest left
+        #expect(cache.count == 3)
+        #expect(cache.value(for: 0, now: now) == nil)
+        #expect([2, 10, 11].map { cache.value(for: $0, now: now) } == [2, 10, 11])
+        cache.removeAll()
+        #expect(cache.count == 0)
+        cache.insert(1, for: 1, expiry: nil)
+        #expect(cache.value(for: 1, now: now) == 1)
+    }
+
+    @Test func dropsAnEntryAtItsExpiry() {
+        var cache = LRUCache<String, Int>(capacity: 2)
+        cache.insert(1, for: "a", expiry: now + .seconds(1))
+        #expect(cache.value(for: "a", now: now) == 1)
+        #expect(cache.value(for: "a", now: now + .seconds(1)) == nil)
+        #expect(cache.count == 0)
+    }
+
+    @Test func zeroCapacityKeepsNothing() {
+        var cache = LRUCache<String, Int>(capacity: 0)
+        cache.insert(1, for: "a", expiry: nil)
+        #expect(cache.count == 0)
+        #expect(cache.value(for: "a", now: now) == nil)
+    }
+
+    @Test func staysConsistentUnderRandomOperations() {
+        var cache = LRUCache<Int, Int>(capacity: 8)
+        var model: [Int] = []  // keys, least recently used first
+        var random = SplitMix64(seed: 42)
+        for step in 0 ..< 10_000 {
+            let key = Int.random(in: 0 ..< 20, using: &random)
+            switch Int.random(in: 0 ..< 3, using: &random) {
+            case 0:
+                cache.insert(step, for: key, expiry: nil)
+                model.removeAll { $0 == key }
+                if model.count == 8 { model.removeFirst() }
+                model.append(key)
+            case 1:
+                let hit = cache.value(for: key, now: now) != nil
+                #expect(hit == model.contains(key))
+                if hit { model.removeAll { $0 == key }; model.append(key) }
+            default:
+                cache.remove(key)
+                model.removeAll { $0 == key }
+            }
+            #expect(cache.count == model.count)
+        }
+    }
+}
