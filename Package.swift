@@ -23,14 +23,16 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
-        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
+        .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds"], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
+        .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "switchboard"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "switchboard"], swiftSettings: strict),
     ]
 )

@@ -41,17 +41,53 @@ public struct AccessGuard: Sendable {
             request.principal = principal
             guard let limiter else { return try await handler(request, principal) }
             let decision = limiter.take(principal.identity)
-            guard decision.allowed else {
-                throw Problem(status: 429, title: "Too Many Requests",
-                              detail: "The rate limit of \(limiter.perMinute) requests a minute is reached.",
-                              headers: ["Retry-After": String(decision.retryAfterSeconds),
-                                        "RateLimit-Policy": limiter.policyHeader,
-                                        "RateLimit": limiter.header(for: decision)])
-            }
+            guard decision.allowed else { throw limited(decision, limiter) }
             var response = try await handler(request, principal)
             response.headers.set("RateLimit-Policy", limiter.policyHeader)
             response.headers.set("RateLimit", limiter.header(for: decision))
             return response
+        }
+    }
+
+    /// The synchronous twin of `require` for an `ImmediateHandler`: answers only when the caller's token is
+    /// already verified in memory and `handler` knows the answer; otherwise nil, and the async route runs
+    /// (which also produces every authentication error).
+    public func requireImmediately(_ accepted: Accepted,
+                                   _ handler: @escaping @Sendable (Request, Principal) -> Response?) -> ImmediateHandler {
+        { [self] request in
+            guard let token = try? AccessGuard.bearerToken(request), let kind = SecretToken.kind(of: token),
+                  case .valid(let principal)? = tokens.cachedRecord(for: token),
+                  (try? check(principal, kind: kind, accepted: accepted)) != nil else { return nil }
+            var request = request
+            request.principal = principal
+            guard var response = handler(request, principal) else { return nil }
+            guard let limiter else { return response }
+            let decision = limiter.take(principal.identity)
+            guard decision.allowed else { return limited(decision, limiter).response(requestID: request.id) }
+            response.headers.set("RateLimit-Policy", limiter.policyHeader)
+            response.headers.set("RateLimit", limiter.header(for: decision))
+            return response
+        }
+    }
+
+    private func limited(_ decision: RateLimiter.Decision, _ limiter: RateLimiter) -> Problem {
+        Problem(status: 429, title: "Too Many Requests",
+                detail: "The rate limit of \(limiter.perMinute) requests a minute is reached.",
+                headers: ["Retry-After": String(decision.retryAfterSeconds),
+                          "RateLimit-Policy": limiter.policyHeader,
+                          "RateLimit": limiter.header(for: decision)])
+    }
+
+    /// Whether a known principal, presented as a `kind` secret, may call a route accepting `accepted`.
+    private func check(_ principal: Principal, kind: SecretToken.Kind, accepted: Accepted) throws {
+        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
+        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
+        if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
+        if let role = principal.role {
+            let needed: Accepted = role == .agent ? .agent : .customer
+            guard accepted.contains(needed) else {
+                throw AuthError.forbidden("The \(role.rawValue) role may not do this.")
+            }
         }
     }
 
@@ -67,13 +103,7 @@ public struct AccessGuard: Sendable {
         case .revoked: throw AuthError.revoked
         case .valid(let found): principal = found
         }
-        if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
-        if let role = principal.role {
-            let needed: Accepted = role == .agent ? .agent : .customer
-            guard accepted.contains(needed) else {
-                throw AuthError.forbidden("The \(role.rawValue) role may not do this.")
-            }
-        }
+        try check(principal, kind: kind, accepted: accepted)
         return principal
     }
 

@@ -24,6 +24,11 @@ public actor TokenStore {
         }
     }
 
+    /// The record for `token` if it is cached now, without waiting (for the synchronous fast path).
+    public nonisolated func cachedRecord(for token: String) -> TokenRecord? {
+        cache.cachedValue(for: token)
+    }
+
     /// Forgets `token` here at once (after revoking it).
     public nonisolated func forget(_ token: String) async {
         await cache.invalidate(token)

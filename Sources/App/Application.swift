@@ -12,6 +12,7 @@ public final class Application: Sendable {
     /// The Postgres connection pool.
     public let pool: PostgresPool
     let readiness = Readiness()
+    let services: Services
     private let server: HTTPServer
     private let migrations: [Migration]
     /// Guards the background task that applies migrations until the database lets it.
@@ -24,8 +25,12 @@ public final class Application: Sendable {
         self.migrations = migrations
         self.pool = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
                                  maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
-        let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness)
-        self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:))
+        let services = Services(configuration: configuration, pool: pool)
+        self.services = services
+        let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
+                                   services: services)
+        self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
+                                 immediate: router.respondImmediately(to:))
     }
 
     /// Starts serving and applying migrations (retried until the database is reachable); returns the port.

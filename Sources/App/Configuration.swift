@@ -20,6 +20,8 @@ public struct Configuration: Sendable {
     public var adminToken: String?
     /// Requests a minute per principal (`RATE_LIMIT_PER_MINUTE`); 0 turns rate limiting off.
     public var rateLimitPerMinute: Int
+    /// Serves hot feed pages from memory (`FEED_CACHE`, default 1); 0 reads every page from Postgres (still deduped).
+    public var feedCache: Bool
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -27,7 +29,7 @@ public struct Configuration: Sendable {
     public init(server: ServerConfiguration = ServerConfiguration(), databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
-                testRoutes: Bool = false) {
+                feedCache: Bool = true, testRoutes: Bool = false) {
         self.server = server
         self.databaseURL = databaseURL
         self.poolSize = poolSize
@@ -36,6 +38,7 @@ public struct Configuration: Sendable {
         self.shutdownDeadline = shutdownDeadline
         self.adminToken = adminToken
         self.rateLimitPerMinute = rateLimitPerMinute
+        self.feedCache = feedCache
         self.testRoutes = testRoutes
     }
 
@@ -61,6 +64,7 @@ public struct Configuration: Sendable {
             shutdownDeadline: .seconds(try reader.integer("SHUTDOWN_DEADLINE_SECONDS", default: 10, in: 0 ... 3600)),
             adminToken: try reader.secret("SWITCHBOARD_ADMIN_TOKEN"),
             rateLimitPerMinute: try reader.integer("RATE_LIMIT_PER_MINUTE", default: 600, in: 0 ... 1_000_000),
+            feedCache: try reader.integer("FEED_CACHE", default: 1, in: 0 ... 1) == 1,
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
     }
 }

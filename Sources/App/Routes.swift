@@ -1,25 +1,42 @@
 import Accounts
+import Feeds
 import Foundation
 import HTTPServer
 import Postgres
 
+/// The domain services of one process, built once and shared by routes, listeners and metrics.
+struct Services: Sendable {
+    let accounts: AccountStore
+    let tokens: TokenStore
+    let guardian: AccessGuard
+    let feeds: FeedService
+
+    init(configuration: Configuration, pool: PostgresPool) {
+        accounts = AccountStore(pool: pool)
+        tokens = TokenStore(store: accounts)
+        let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
+        guardian = AccessGuard(tokens: tokens, limiter: limiter)
+        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache)
+    }
+}
+
 /// Builds the service's router: middleware, operational endpoints and every module's routes.
 enum Routes {
-    static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness) -> Router {
+    static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness,
+                       services: Services) -> Router {
         var router = Router()
+        let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in AccessLog.write(entry, to: logger) }
         router.use(RequestIDMiddleware())
-        router.use(AccessLogMiddleware { entry in AccessLog.write(entry, to: logger) })
+        router.use(AccessLogMiddleware(sink: accessLog))
+        router.immediateAccessLog = accessLog
         router.use(ErrorMiddleware(map: PostgresProblems.problem(for:)) { request, error in
             logger.error("unhandled error", ["request_id": request.id, "route": request.route ?? "-",
                                              "error": String(describing: error)])
         })
         HealthRoutes(pool: pool, readiness: readiness).register(on: &router)
-        let accounts = AccountStore(pool: pool)
-        let tokens = TokenStore(store: accounts)
-        let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
-        let guardian = AccessGuard(tokens: tokens, limiter: limiter)
-        AccountRoutes(store: accounts, tokens: tokens, guardian: guardian, adminToken: configuration.adminToken)
-            .register(on: &router)
+        AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
+                      adminToken: configuration.adminToken).register(on: &router)
+        FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

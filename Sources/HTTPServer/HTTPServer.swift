@@ -20,8 +20,11 @@ public final class HTTPServer: Sendable {
     }
 
     /// Creates a server; nothing listens until `start()`.
-    public init(configuration: ServerConfiguration, responder: @escaping Responder) {
-        core = ServerCore(configuration: configuration, responder: responder)
+    ///
+    /// `immediate`, when given, is tried first for every request without a body, on the libmicrohttpd thread
+    /// (see `ImmediateHandler`); typically `router.respondImmediately(to:)`.
+    public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateHandler? = nil) {
+        core = ServerCore(configuration: configuration, responder: responder, immediate: immediate)
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).

@@ -49,13 +49,57 @@ public enum RFC3339 {
             + String(repeating: "0", count: 6 - f.count) + f + "Z"
     }
 
-    /// Parses RFC 3339 (`Z` or `±hh:mm` offsets, optional fraction); nil when malformed.
+    /// Parses RFC 3339 (`Z` or `±hh:mm` offsets, optional fraction kept to the microsecond); nil when malformed.
     public static func date(from text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start ..< start + count] {
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        guard bytes.count >= 20, let year = number(0, 4), bytes[4] == 45, let month = number(5, 2), bytes[7] == 45,
+              let day = number(8, 2), bytes[10] == 84 || bytes[10] == 116 || bytes[10] == 32,
+              let hour = number(11, 2), bytes[13] == 58, let minute = number(14, 2), bytes[16] == 58,
+              let second = number(17, 2), (1 ... 12).contains(month), (1 ... 31).contains(day), hour < 24,
+              minute < 60, second < 61 else { return nil }
+        var index = 19
+        var micros = 0
+        if index < bytes.count && bytes[index] == 46 {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] >= 48 && bytes[index] <= 57 {
+                if digits < 6 { micros = micros * 10 + Int(bytes[index] - 48) }
+                digits += 1
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits ..< 6 where digits < 6 { micros *= 10 }
+        }
+        var offset = 0
+        guard index < bytes.count else { return nil }
+        if bytes[index] == 90 || bytes[index] == 122 {
+            index += 1
+        } else if bytes[index] == 43 || bytes[index] == 45, let hours = number(index + 1, 2), bytes.count > index + 3,
+                  bytes[index + 3] == 58, let minutes = number(index + 4, 2) {
+            offset = (hours * 60 + minutes) * 60 * (bytes[index] == 45 ? -1 : 1)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let seconds = Int64(timegm(&parts)) - Int64(offset)
+        return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
     }
 }
 

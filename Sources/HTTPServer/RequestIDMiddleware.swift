@@ -8,14 +8,16 @@ public struct RequestIDMiddleware: Middleware {
 
     public func respond(to request: Request, next: Responder) async throws -> Response {
         var request = request
-        if let supplied = request.headers["X-Request-ID"], RequestIDMiddleware.isSane(supplied) {
-            request.id = supplied
-        } else {
-            request.id = RequestIDGenerator.shared.next()
-        }
+        request.id = RequestIDMiddleware.id(for: request)
         var response = try await next(request)
         response.headers.set("X-Request-ID", request.id)
         return response
+    }
+
+    /// The id for `request`: its sane `X-Request-ID`, or a new one.
+    public static func id(for request: Request) -> String {
+        if let supplied = request.headers["X-Request-ID"], isSane(supplied) { return supplied }
+        return RequestIDGenerator.shared.next()
     }
 
     /// Whether a client-supplied id may be used as is.

@@ -3,10 +3,11 @@ struct RouteNode: Sendable {
     struct Handler: Sendable {
         let template: String
         let responder: Responder
+        var immediate: ImmediateHandler?
     }
 
     enum Match {
-        case found(Responder, template: String, parameters: [String: String])
+        case found(Handler, parameters: [String: String])
         case methodNotAllowed([String])
         case notFound
     }
@@ -23,7 +24,7 @@ struct RouteNode: Sendable {
     mutating func insert(_ segments: ArraySlice<Substring>, method: String, template: String, responder: @escaping Responder) {
         guard let head = segments.first else {
             precondition(handlers[method] == nil, "duplicate route \(method) \(template)")
-            handlers[method] = Handler(template: template, responder: responder)
+            handlers[method] = Handler(template: template, responder: responder, immediate: nil)
             return
         }
         if head.hasPrefix("{") && head.hasSuffix("}") {
@@ -37,11 +38,26 @@ struct RouteNode: Sendable {
         }
     }
 
+    /// Attaches an immediate handler to an existing route.
+    mutating func attach(_ segments: ArraySlice<Substring>, method: String, immediate: @escaping ImmediateHandler) -> Bool {
+        guard let head = segments.first else {
+            guard handlers[method] != nil else { return false }
+            handlers[method]!.immediate = immediate
+            return true
+        }
+        if head.hasPrefix("{") && head.hasSuffix("}") {
+            guard !parameterChild.isEmpty else { return false }
+            return parameterChild[0].attach(segments.dropFirst(), method: method, immediate: immediate)
+        }
+        guard literals[head] != nil else { return false }
+        return literals[head]!.attach(segments.dropFirst(), method: method, immediate: immediate)
+    }
+
     func match(method: String, path: String) -> Match {
         var parameters: [String: String] = [:]
         guard let node = find(RouteNode.segments(of: path)[...], &parameters) else { return .notFound }
         if let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) {
-            return .found(handler.responder, template: handler.template, parameters: parameters)
+            return .found(handler, parameters: parameters)
         }
         if node.handlers.isEmpty { return .notFound }
         var allowed = Set(node.handlers.keys)

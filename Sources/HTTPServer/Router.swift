@@ -1,5 +1,12 @@
+import Foundation
+
 /// Turns a request into a response: a handler for a request.
 public typealias Responder = @Sendable (Request) async throws -> Response
+
+/// Answers a request synchronously on the libmicrohttpd thread, or returns nil to let the async responder run.
+///
+/// Must never block or wait: only answers that are already known (a cached page, say) belong here.
+public typealias ImmediateHandler = @Sendable (Request) -> Response?
 
 /// Routes requests by method and path template (`/v1/feeds/{key}`) to responders, through a middleware chain.
 ///
@@ -9,6 +16,9 @@ public struct Router: Sendable {
     private var root = RouteNode()
     private var middleware: [any Middleware] = []
     private(set) public var routes: [(method: String, template: String)] = []
+    private var hasImmediateRoutes = false
+    /// Told of every request answered by an immediate handler (the async path logs through middleware).
+    public var immediateAccessLog: (@Sendable (AccessLogEntry) -> Void)?
 
     /// An empty router.
     public init() {}
@@ -34,15 +44,44 @@ public struct Router: Sendable {
     /// Shorthand for `on("DELETE", …)`.
     public mutating func delete(_ template: String, _ responder: @escaping Responder) { on("DELETE", template, responder) }
 
+    /// Adds a synchronous fast path to an already registered route: tried first, on the server's own thread.
+    public mutating func immediate(_ method: String, _ template: String, _ handler: @escaping ImmediateHandler) {
+        let attached = root.attach(RouteNode.segments(of: template)[...], method: method.uppercased(), immediate: handler)
+        precondition(attached, "register \(method) \(template) before its immediate handler")
+        hasImmediateRoutes = true
+    }
+
+    /// Answers the request on the calling thread when its route has an immediate handler that knows the answer.
+    /// The request gets its id and the response its `X-Request-ID`, as on the async path.
+    public func respondImmediately(to request: Request) -> Response? {
+        guard hasImmediateRoutes, request.method == "GET" || request.method == "HEAD",
+              case .found(let handler, let parameters) = root.match(method: request.method, path: request.path),
+              let immediate = handler.immediate else { return nil }
+        let start = ContinuousClock.now
+        var request = request
+        request.route = handler.template
+        request.parameters = parameters
+        request.id = RequestIDMiddleware.id(for: request)
+        guard var response = immediate(request) else { return nil }
+        response.headers.set("X-Request-ID", request.id)
+        if let log = immediateAccessLog {
+            let elapsed = ContinuousClock.now - start
+            log(AccessLogEntry(time: Date(), requestID: request.id, method: request.method, route: request.route,
+                               status: response.status,
+                               duration: Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
+        }
+        return response
+    }
+
     /// Routes the request and runs it through the middleware chain.
     public func respond(to request: Request) async throws -> Response {
         var request = request
         let terminal: Responder
         switch root.match(method: request.method, path: request.path) {
-        case .found(let responder, let template, let parameters):
-            request.route = template
+        case .found(let handler, let parameters):
+            request.route = handler.template
             request.parameters = parameters
-            terminal = responder
+            terminal = handler.responder
         case .methodNotAllowed(let allowed):
             let allow = allowed.joined(separator: ", ")
             terminal = { request in

@@ -53,3 +53,19 @@ import Testing
         #expect(abs(parsed.timeIntervalSince1970 - date.timeIntervalSince1970) < 0.001)
     }
 }
+
+@Suite struct RFC3339ParsingTests {
+    @Test func keepsMicrosecondsAndOffsets() {
+        #expect(RFC3339.date(from: "2026-01-02T03:04:05.123456Z").map(RFC3339.string(from:)) == "2026-01-02T03:04:05.123456Z")
+        #expect(RFC3339.date(from: "2026-01-02T03:04:05Z").map(RFC3339.string(from:)) == "2026-01-02T03:04:05.000000Z")
+        #expect(RFC3339.date(from: "2026-01-02T08:34:05.5+05:30").map(RFC3339.string(from:)) == "2026-01-02T03:04:05.500000Z")
+        #expect(RFC3339.date(from: "2026-01-02T03:04:05-01:00").map(RFC3339.string(from:)) == "2026-01-02T04:04:05.000000Z")
+    }
+
+    @Test func rejectsMalformed() {
+        for text in ["", "2026-01-02", "2026-13-02T03:04:05Z", "2026-01-02T03:04:05", "2026-01-02T03:04:05.Z",
+                     "2026-01-02T03:04:05Zjunk", "yesterday"] {
+            #expect(RFC3339.date(from: text) == nil, "\(text)")
+        }
+    }
+}

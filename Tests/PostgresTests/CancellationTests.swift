@@ -72,10 +72,11 @@ struct CancellationTests {
     @Test func twoTasksOnOneConnectionIsAMisuseError() async throws {
         let connection = try await TestDatabase.connect()
         defer { connection.close() }
-        let slow = Task { try await connection.query("SELECT pg_sleep(0.5)") }
+        let slow = Task { try await connection.query("SELECT pg_sleep(30)") }
         try await TestDatabase.waitUntilSleeping(connection.backendPID)
         await #expect { try await connection.query("SELECT 1") } throws: { ($0 as? PostgresError)?.kind == .misuse }
-        _ = try await slow.value
+        slow.cancel()
+        await #expect(throws: CancellationError.self) { try await slow.value }
         #expect(!connection.isBroken)
     }
 }

@@ -136,12 +136,12 @@ struct PoolTests {
     }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s.
+/// Polls `condition` every 10 ms for up to 15 s.
 func waitUntil(_ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
+    let deadline = ContinuousClock.now + .seconds(15)
     while try await !condition() {
         guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within 5 s")
+            Issue.record("condition not met within 15 s")
             return
         }
         try await Task.sleep(for: .milliseconds(10))

@@ -1,0 +1,55 @@
+import Foundation
+
+/// One item of a feed, as the API shows it.
+public struct FeedItem: Sendable, Codable, Equatable {
+    public var id: String
+    public var title: String
+    public var body: String
+    public var url: String?
+    public var image_url: String?
+    public var published_at: Date
+    public var updated_at: Date
+
+    /// Encodes `url` and `image_url` as null when absent, so every item has the same shape.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(body, forKey: .body)
+        try container.encode(url, forKey: .url)
+        try container.encode(image_url, forKey: .image_url)
+        try container.encode(published_at, forKey: .published_at)
+        try container.encode(updated_at, forKey: .updated_at)
+    }
+}
+
+/// A feed's address: its tenant and key.
+public struct FeedAddress: Sendable, Hashable {
+    public let tenantID: UUID
+    public let key: String
+
+    /// The address of feed `key` of `tenantID`.
+    public init(tenantID: UUID, key: String) {
+        self.tenantID = tenantID
+        self.key = key
+    }
+
+    /// The payload of the cross-replica change notice (ids only).
+    public var notice: String { tenantID.uuidString.lowercased() + ":" + key }
+
+    /// Parses a change notice.
+    public init?(notice: String) {
+        guard let colon = notice.firstIndex(of: ":"), let tenant = UUID(uuidString: String(notice[..<colon])) else {
+            return nil
+        }
+        self.init(tenantID: tenant, key: String(notice[notice.index(after: colon)...]))
+    }
+
+    /// Whether `key` is a valid feed key: 1–100 of `A–Z a–z 0–9 . _ -`.
+    public static func isValidKey(_ key: String) -> Bool {
+        (1 ... 100).contains(key.utf8.count) && key.utf8.allSatisfy { byte in
+            (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57)
+                || byte == 46 || byte == 95 || byte == 45
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// One page of a feed, encoded once and served as bytes until the feed changes.
+public struct FeedPage: Sendable {
+    /// The JSON body: `{"items": […], "next_cursor": …, "has_more": …}`.
+    public let body: [UInt8]
+    /// The strong entity tag of this page (depends on the feed's version and the page's parameters).
+    public let etag: String
+}
+
+/// What a page load found.
+public enum FeedPageResult: Sendable {
+    /// The feed exists; here is the page.
+    case page(FeedPage)
+    /// The tenant has no feed with that key.
+    case noSuchFeed
+}
+
+/// Which page of which feed.
+public struct FeedPageKey: Sendable, Hashable {
+    public let feed: FeedAddress
+    public let limit: Int
+    public let cursor: FeedCursor?
+}
+
+/// A 64-bit FNV-1a hash, for short entity tags (not for security).
+enum FNV1a {
+    static func hash(_ text: String) -> UInt64 {
+        var value: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            value ^= UInt64(byte)
+            value = value &* 0x100_0000_01b3
+        }
+        return value
+    }
+}

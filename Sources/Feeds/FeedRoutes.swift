@@ -1,0 +1,81 @@
+import Accounts
+import Foundation
+import HTTPServer
+
+/// The feeds API: paginated reads for anyone of the tenant, writes for agents and the tenant's backend.
+public struct FeedRoutes: Sendable {
+    let service: FeedService
+    let guardian: AccessGuard
+
+    /// Routes over `service`, guarded by `guardian`.
+    public init(service: FeedService, guardian: AccessGuard) {
+        self.service = service
+        self.guardian = guardian
+    }
+
+    /// Adds the routes (and the cached-page fast path) to `router`.
+    public func register(on router: inout Router) {
+        router.get("/v1/feeds/{key}", guardian.require(.anyone, read))
+        router.immediate("GET", "/v1/feeds/{key}", guardian.requireImmediately(.anyone, readFromMemory))
+        router.post("/v1/feeds/{key}/items", guardian.require([.apiKey, .agent], create))
+        router.patch("/v1/feeds/{key}/items/{id}", guardian.require([.apiKey, .agent], update))
+        router.delete("/v1/feeds/{key}/items/{id}", guardian.require([.apiKey, .agent], delete))
+    }
+
+    @Sendable func read(_ request: Request, _ principal: Principal) async throws -> Response {
+        let key = try FeedRequest.pageKey(request, principal)
+        switch try await service.page(key) {
+        case .noSuchFeed: throw Problem.notFound("No feed '\(key.feed.key)'.")
+        case .page(let page): return FeedRoutes.response(page, request)
+        }
+    }
+
+    @Sendable func readFromMemory(_ request: Request, _ principal: Principal) -> Response? {
+        guard let key = try? FeedRequest.pageKey(request, principal),
+              case .page(let page)? = service.cachedPage(key) else { return nil }
+        return FeedRoutes.response(page, request)
+    }
+
+    static func response(_ page: FeedPage, _ request: Request) -> Response {
+        let headers: HTTPHeaders = ["ETag": page.etag, "Cache-Control": "private, no-cache"]
+        if let tags = request.headers["If-None-Match"], FeedRoutes.matches(tags, page.etag) {
+            return Response(status: 304, headers: headers)
+        }
+        var all = headers
+        all.set("Content-Type", "application/json")
+        return Response(status: 200, headers: all, body: page.body)
+    }
+
+    /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for this header).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        return header.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == bare || tag == "W/" + bare
+        }
+    }
+
+    @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
+        let feed = try FeedRequest.address(request, principal)
+        let item = try FeedRequest.newItem(request)
+        let created = try await service.insert(item, into: feed)
+        return try .json(created, status: 201)
+    }
+
+    @Sendable func update(_ request: Request, _ principal: Principal) async throws -> Response {
+        let feed = try FeedRequest.address(request, principal)
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw Problem.notFound("No such item.") }
+        let changes = try FeedRequest.changes(request)
+        guard let updated = try await service.update(id, in: feed, with: changes) else {
+            throw Problem.notFound("No such item.")
+        }
+        return try .json(updated)
+    }
+
+    @Sendable func delete(_ request: Request, _ principal: Principal) async throws -> Response {
+        let feed = try FeedRequest.address(request, principal)
+        guard let id = UUID(uuidString: request.parameter("id")),
+              try await service.delete(id, in: feed) else { throw Problem.notFound("No such item.") }
+        return .empty()
+    }
+}

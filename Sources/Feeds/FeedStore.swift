@@ -1,0 +1,161 @@
+import Foundation
+import HTTPServer
+import Postgres
+
+/// Feeds and their items in Postgres. Every statement is scoped by tenant; every write bumps the feed's version
+/// and sends a change notice (delivered to other replicas when the transaction commits).
+public struct FeedStore: Sendable {
+    /// The NOTIFY channel carrying `FeedAddress.notice` payloads.
+    public static let channel = "switchboard_feeds"
+
+    let pool: PostgresPool
+
+    /// A store over `pool`.
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    private static let itemColumns = """
+        i.id, i.title, i.body, i.url, i.image_url, i.published_at, i.updated_at,
+        (extract(epoch FROM i.published_at) * 1000000)::bigint AS published_micros
+        """
+
+    /// Loads one page: the feed's version and up to `limit` items after `cursor`, newest first, plus one more
+    /// to tell whether there are more. Nil when the tenant has no such feed.
+    public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                SELECT f.version, \(FeedStore.itemColumns)
+                FROM feeds f
+                LEFT JOIN LATERAL (
+                    SELECT * FROM feed_items
+                    WHERE feed_id = f.id
+                      AND ($3::bigint IS NULL
+                           OR (published_at, id) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
+                    ORDER BY published_at DESC, id DESC
+                    LIMIT $5
+                ) i ON true
+                WHERE f.tenant_id = $1::uuid AND f.key = $2
+                """, [key.feed.tenantID, key.feed.key, key.cursor?.publishedMicros, key.cursor?.id, key.limit + 1])
+        }
+        guard let first = rows.first else { return .noSuchFeed }
+        let version: Int64 = try first.decode("version")
+        var items: [FeedItem] = []
+        var lastCursor: FeedCursor?
+        for row in rows where !row.isNull("id") {
+            if items.count == key.limit { break }
+            let item = try FeedStore.item(row)
+            items.append(item)
+            lastCursor = FeedCursor(publishedMicros: try row.decode("published_micros"), id: try row.decode("id"))
+        }
+        let hasMore = rows.filter { !$0.isNull("id") }.count > key.limit
+        let body = try JSON.encode(PageBody(items: items, next_cursor: hasMore ? lastCursor?.encoded : nil,
+                                            has_more: hasMore))
+        let variant = FNV1a.hash("\(key.limit)|\(key.cursor?.encoded ?? "")")
+        return .page(FeedPage(body: body, etag: "\"\(version)-\(String(variant, radix: 16))\""))
+    }
+
+    /// The fields of a new item.
+    public struct NewItem: Sendable {
+        public var title: String
+        public var body: String
+        public var url: String?
+        public var imageURL: String?
+        public var publishedAt: Date?
+    }
+
+    /// Adds an item, creating the feed on first use.
+    public func insert(_ item: NewItem, into feed: FeedAddress) async throws -> FeedItem {
+        try await pool.withTransaction { connection in
+            let rows = try await connection.query("""
+                WITH f AS (
+                    INSERT INTO feeds (tenant_id, key) VALUES ($1::uuid, $2)
+                    ON CONFLICT (tenant_id, key) DO UPDATE SET version = feeds.version + 1
+                    RETURNING id
+                )
+                INSERT INTO feed_items (feed_id, title, body, url, image_url, published_at)
+                SELECT f.id, $3, $4, $5, $6, coalesce($7::timestamptz, now()) FROM f
+                RETURNING id, title, body, url, image_url, published_at, updated_at
+                """, [feed.tenantID, feed.key, item.title, item.body, item.url, item.imageURL, item.publishedAt])
+            try await FeedStore.notify(feed, on: connection)
+            return try FeedStore.item(rows[0])
+        }
+    }
+
+    /// The fields a PATCH may change; nil leaves a field as it is (`clearURL`/`clearImageURL` set it to null).
+    public struct Changes: Sendable {
+        public var title: String?
+        public var body: String?
+        public var url: String?
+        public var clearURL = false
+        public var imageURL: String?
+        public var clearImageURL = false
+        public var publishedAt: Date?
+    }
+
+    /// Changes an item; nil when the feed has no such item.
+    public func update(_ id: UUID, in feed: FeedAddress, with changes: Changes) async throws -> FeedItem? {
+        try await pool.withTransaction { connection in
+            let rows = try await connection.query("""
+                UPDATE feed_items i SET
+                    title = coalesce($4, i.title),
+                    body = coalesce($5, i.body),
+                    url = CASE WHEN $7::bool THEN NULL ELSE coalesce($6, i.url) END,
+                    image_url = CASE WHEN $9::bool THEN NULL ELSE coalesce($8, i.image_url) END,
+                    published_at = coalesce($10::timestamptz, i.published_at),
+                    updated_at = now()
+                FROM feeds f
+                WHERE i.id = $3::uuid AND i.feed_id = f.id AND f.tenant_id = $1::uuid AND f.key = $2
+                RETURNING i.id, i.title, i.body, i.url, i.image_url, i.published_at, i.updated_at
+                """, [feed.tenantID, feed.key, id, changes.title, changes.body, changes.url, changes.clearURL,
+                      changes.imageURL, changes.clearImageURL, changes.publishedAt])
+            guard let row = rows.first else { return nil }
+            try await FeedStore.bumpVersion(feed, on: connection)
+            return try FeedStore.item(row)
+        }
+    }
+
+    /// Deletes an item; false when the feed has no such item.
+    public func delete(_ id: UUID, in feed: FeedAddress) async throws -> Bool {
+        try await pool.withTransaction { connection in
+            let rows = try await connection.query("""
+                DELETE FROM feed_items i USING feeds f
+                WHERE i.id = $3::uuid AND i.feed_id = f.id AND f.tenant_id = $1::uuid AND f.key = $2
+                RETURNING i.id
+                """, [feed.tenantID, feed.key, id])
+            guard !rows.isEmpty else { return false }
+            try await FeedStore.bumpVersion(feed, on: connection)
+            return true
+        }
+    }
+
+    private static func bumpVersion(_ feed: FeedAddress, on connection: PostgresConnection) async throws {
+        _ = try await connection.query("UPDATE feeds SET version = version + 1 WHERE tenant_id = $1::uuid AND key = $2",
+                                       [feed.tenantID, feed.key])
+        try await notify(feed, on: connection)
+    }
+
+    private static func notify(_ feed: FeedAddress, on connection: PostgresConnection) async throws {
+        _ = try await connection.query("SELECT pg_notify($1, $2)", [channel, feed.notice])
+    }
+
+    static func item(_ row: PostgresRow) throws -> FeedItem {
+        FeedItem(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), title: try row.decode("title"),
+                 body: try row.decode("body"), url: try row.decode("url"), image_url: try row.decode("image_url"),
+                 published_at: try row.decode("published_at"), updated_at: try row.decode("updated_at"))
+    }
+}
+
+/// The JSON body of a page; `next_cursor` is always present (null on the last page).
+struct PageBody: Encodable {
+    let items: [FeedItem]
+    let next_cursor: String?
+    let has_more: Bool
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(items, forKey: .items)
+        try container.encode(next_cursor, forKey: .next_cursor)
+        try container.encode(has_more, forKey: .has_more)
+    }
+
+    enum CodingKeys: String, CodingKey { case items, next_cursor, has_more }
+}

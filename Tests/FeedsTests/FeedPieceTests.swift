@@ -1,0 +1,39 @@
+@testable import Feeds
+import Foundation
+import Testing
+
+@Suite struct FeedPieceTests {
+    @Test func cursorsRoundTripAndRejectForgeries() {
+        let cursor = FeedCursor(publishedMicros: 1_780_000_000_123_456, id: UUID())
+        #expect(FeedCursor(encoded: cursor.encoded) == cursor)
+        #expect(!cursor.encoded.contains("="))
+        #expect(FeedCursor(encoded: "not-a-cursor") == nil)
+        #expect(FeedCursor(encoded: "") == nil)
+        let forged = Data("v2.1.\(UUID().uuidString)".utf8).base64EncodedString()
+        #expect(FeedCursor(encoded: forged) == nil)
+        #expect(FeedCursor(encoded: String(repeating: "A", count: 200)) == nil)
+    }
+
+    @Test func feedKeys() {
+        #expect(FeedAddress.isValidKey("news"))
+        #expect(FeedAddress.isValidKey("promo.2026_Q1-fr"))
+        #expect(!FeedAddress.isValidKey(""))
+        #expect(!FeedAddress.isValidKey("a/b"))
+        #expect(!FeedAddress.isValidKey("ünï"))
+        #expect(!FeedAddress.isValidKey(String(repeating: "a", count: 101)))
+    }
+
+    @Test func noticesRoundTrip() {
+        let feed = FeedAddress(tenantID: UUID(), key: "news:fr")
+        #expect(FeedAddress(notice: feed.notice) == feed)
+        #expect(FeedAddress(notice: "garbage") == nil)
+    }
+
+    @Test func ifNoneMatch() {
+        #expect(FeedRoutes.matches(#""3-ab""#, #""3-ab""#))
+        #expect(FeedRoutes.matches(#"W/"3-ab""#, #""3-ab""#))
+        #expect(FeedRoutes.matches(#""1-x", "3-ab""#, #""3-ab""#))
+        #expect(FeedRoutes.matches("*", #""3-ab""#))
+        #expect(!FeedRoutes.matches(#""2-ab""#, #""3-ab""#))
+    }
+}

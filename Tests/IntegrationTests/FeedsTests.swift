@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+@Suite("Feeds: pages, caching, writes, isolation")
+struct FeedsEndToEndTests {
+    /// A tenant with an API key, an agent and a customer.
+    struct Actors {
+        let apiKey: String
+        let agent: String
+        let customer: String
+    }
+
+    static func actors(_ app: TestApp, tenant: String = "T") async throws -> Actors {
+        let created = try await app.createTenant(tenant)
+        return Actors(apiKey: created.apiKey,
+                      agent: try await app.createSession(apiKey: created.apiKey, user: "agent-1", role: "agent"),
+                      customer: try await app.createSession(apiKey: created.apiKey, user: "cust-1", role: "customer"))
+    }
+
+    static func post(_ app: TestApp, _ token: String, feed: String, title: String, extra: String = "") async throws -> RawResponse {
+        try await app.call("POST", "/v1/feeds/\(feed)/items", token: token, body: #"{"title":"\#(title)"\#(extra)}"#)
+    }
+
+    @Test func writesReadsAndErrors() async throws {
+        let app = try await TestApp.start()
+        let who = try await Self.actors(app)
+        let created = try await Self.post(app, who.apiKey, feed: "news", title: "Hello",
+                                          extra: #","body":"World","url":"https://example.com/a","published_at":"2026-01-02T03:04:05.123456Z""#)
+        #expect(created.status == 201)
+        let item = try created.json()
+        let id = try #require(item["id"] as? String)
+        #expect(item["title"] as? String == "Hello")
+        #expect(item["published_at"] as? String == "2026-01-02T03:04:05.123456Z")
+        #expect(item["image_url"] is NSNull)
+
+        let page = try await app.call("GET", "/v1/feeds/news", token: who.customer)
+        #expect(page.status == 200)
+        #expect(page.header("ETag") != nil)
+        #expect(page.header("Cache-Control") == "private, no-cache")
+        let json = try page.json()
+        #expect((json["items"] as? [[String: Any]])?.count == 1)
+        #expect(json["next_cursor"] is NSNull)
+        #expect(json["has_more"] as? Bool == false)
+
+        // Agents write; customers may not (403); a write is visible at once.
+        #expect(try await Self.post(app, who.customer, feed: "news", title: "nope").status == 403)
+        #expect(try await Self.post(app, who.agent, feed: "news", title: "Second").status == 201)
+        let patched = try await app.call("PATCH", "/v1/feeds/news/items/\(id)", token: who.agent,
+                                         body: #"{"title":"Hello again","url":null}"#)
+        #expect(patched.status == 200)
+        #expect(try patched.json()["url"] is NSNull)
+        let after = try await app.call("GET", "/v1/feeds/news", token: who.customer).json()
+        let titles = (after["items"] as? [[String: Any]])?.compactMap { $0["title"] as? String }
+        #expect(titles == ["Second", "Hello again"])
+        #expect(try await app.call("DELETE", "/v1/feeds/news/items/\(id)", token: who.apiKey).status == 204)
+        #expect(try await app.call("DELETE", "/v1/feeds/news/items/\(id)", token: who.apiKey).status == 404)
+        #expect(try await app.call("PATCH", "/v1/feeds/news/items/\(UUID())", token: who.agent, body: #"{"title":"x"}"#).status == 404)
+        #expect(try await app.call("DELETE", "/v1/feeds/news/items/\(id)", token: who.customer).status == 403)
+
+        // Errors name what is wrong.
+        let unknown = try await app.call("GET", "/v1/feeds/nothing-here", token: who.customer)
+        #expect(unknown.status == 404)
+        #expect(unknown.header("Content-Type") == "application/problem+json")
+        for (query, parameter) in [("limit=0", "limit"), ("limit=101", "limit"), ("limit=x", "limit"), ("cursor=bogus", "cursor")] {
+            let bad = try await app.call("GET", "/v1/feeds/news?\(query)", token: who.customer)
+            #expect(bad.status == 400)
+            #expect(try bad.json()["parameter"] as? String == parameter)
+        }
+        #expect(try await app.call("GET", "/v1/feeds/bad%20key", token: who.customer).status == 400)
+        for (body, parameter) in [(#"{}"#, "title"), (#"{"title":""}"#, "title"), (#"{"title":"a","url":"ftp://x"}"#, "url"),
+                                  (#"{"title":"a","image_url":"not a url"}"#, "image_url")] {
+            let bad = try await app.call("POST", "/v1/feeds/news/items", token: who.agent, body: body)
+            #expect(bad.status == 400, "\(body)")
+            #expect(try bad.json()["parameter"] as? String == parameter)
+        }
+        #expect(try await app.call("GET", "/v1/feeds/news").status == 401)
+        await app.stop()
+    }
+
+    @Test func anotherTenantsFeedIsNotFound() async throws {
+        let app = try await TestApp.start()
+        let a = try await Self.actors(app, tenant: "A")
+        let b = try await Self.actors(app, tenant: "B")
+        #expect(try await Self.post(app, a.apiKey, feed: "private", title: "A only").status == 201)
+        let item = try await app.call("GET", "/v1/feeds/private", token: a.customer).json()
+        let id = try #require((item["items"] as? [[String: Any]])?.first?["id"] as? String)
+        #expect(try await app.call("GET", "/v1/feeds/private", token: b.customer).status == 404)
+        #expect(try await app.call("GET", "/v1/feeds/private", token: b.apiKey).status == 404)
+        #expect(try await app.call("PATCH", "/v1/feeds/private/items/\(id)", token: b.agent, body: #"{"title":"x"}"#).status == 404)
+        #expect(try await app.call("DELETE", "/v1/feeds/private/items/\(id)", token: b.apiKey).status == 404)
+        await app.stop()
+    }
+
+    @Test func notModifiedWhenTheETagMatches() async throws {
+        let app = try await TestApp.start()
+        let who = try await Self.actors(app)
+        _ = try await Self.post(app, who.apiKey, feed: "deals", title: "One")
+        let first = try await app.call("GET", "/v1/feeds/deals?limit=5", token: who.customer)
+        let etag = try #require(first.header("ETag"))
+        for _ in 0 ..< 2 { // the second is answered from memory, on the server's own thread
+            let again = try await app.call("GET", "/v1/feeds/deals?limit=5", token: who.customer, headers: ["If-None-Match": etag])
+            #expect(again.status == 304)
+            #expect(again.body.isEmpty)
+            #expect(again.header("ETag") == etag)
+            #expect(again.header("Cache-Control") == "private, no-cache")
+        }
+        _ = try await Self.post(app, who.apiKey, feed: "deals", title: "Two")
+        let changed = try await app.call("GET", "/v1/feeds/deals?limit=5", token: who.customer, headers: ["If-None-Match": etag])
+        #expect(changed.status == 200)
+        #expect(changed.header("ETag") != etag)
+        await app.stop()
+    }
+
+    @Test func pagingWhileItemsAreInsertedSeesEveryOriginalItemOnce() async throws {
+        let app = try await TestApp.start()
+        let who = try await Self.actors(app)
+        _ = try await app.database.query("""
+            WITH t AS (SELECT id FROM tenants LIMIT 1),
+                 f AS (INSERT INTO feeds (tenant_id, key) SELECT id, 'big' FROM t RETURNING id)
+            INSERT INTO feed_items (feed_id, title, published_at)
+            SELECT f.id, 'item ' || n, now() - n * interval '1 second' FROM f, generate_series(1, 250) n
+            """)
+        let original = Set(try await app.database.query("SELECT id::text AS id FROM feed_items").map { try $0.decode("id", as: String.self) })
+        #expect(original.count == 250)
+        let writer = Task {
+            for n in 0 ..< 40 { _ = try await Self.post(app, who.agent, feed: "big", title: "new \(n)") }
+        }
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let path = "/v1/feeds/big?limit=7" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let page = try await app.call("GET", path, token: who.customer).json()
+            seen += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            cursor = page["next_cursor"] as? String
+        } while cursor != nil
+        try await writer.value
+        let seenOriginal = seen.filter { original.contains($0) }
+        #expect(seenOriginal.count == 250)
+        #expect(Set(seenOriginal) == original)
+        #expect(Set(seen).count == seen.count)
+        await app.stop()
+    }
+
+    @Test func fiveHundredConcurrentColdReadsCostOneQuery() async throws {
+        let app = try await TestApp.start()
+        let who = try await Self.actors(app)
+        _ = try await Self.post(app, who.apiKey, feed: "launch", title: "Welcome")
+        _ = try await app.call("GET", "/v1/sessions/current", token: who.customer) // warm the token, not the feed
+        let before = try await Self.feedQueries(app)
+        let port = app.port
+        let token = who.customer
+        let statuses = try await onThread { () -> [Int] in
+            let sockets = try (0 ..< 500).map { _ in try RawSocket(port: port) }
+            for socket in sockets {
+                try socket.send("GET /v1/feeds/launch?limit=10 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            }
+            return try sockets.map { try $0.readResponse(timeout: 30).status }
+        }
+        #expect(statuses.count == 500 && statuses.allSatisfy { $0 == 200 })
+        #expect(try await Self.feedQueries(app) - before == 1)
+        await app.stop()
+    }
+
+    /// Page queries counted by Postgres itself (`pg_stat_statements`, this test's database only).
+    static func feedQueries(_ app: TestApp) async throws -> Int {
+        let rows = try await app.database.query("""
+            SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND query LIKE '%FROM feeds f%LEFT JOIN LATERAL%'
+            """)
+        return Int(try rows[0].decode("calls", as: Int64.self))
+    }
+}
