@@ -185,8 +185,10 @@ bench_wrk_cmd() {
 
 # bench_wrk URL SECONDS [OUTFILE]: runs wrk, output to OUTFILE (or stdout).
 bench_wrk() {
-    local url=$1 secs=$2 out=${3:-/dev/stdout}
-    bench_run wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNECTIONS" -d"${secs}s" --latency "$url" >"$out" 2>&1 \
+    local url=$1 secs=$2 out=${3:-/dev/stdout} header=${4:-}
+    local extra=()
+    [ -n "$header" ] && extra=(-H "$header")
+    bench_run wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNECTIONS" -d"${secs}s" --latency ${extra[@]+"${extra[@]}"} "$url" >"$out" 2>&1 \
         || { cat "$out" >&2 || true; bench_die "wrk failed against $url"; }
 }
 

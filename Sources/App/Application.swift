@@ -1,3 +1,4 @@
+import Feeds
 import Foundation
 import HTTPServer
 import Postgres
@@ -17,6 +18,10 @@ public final class Application: Sendable {
     private let migrations: [Migration]
     /// Guards the background task that applies migrations until the database lets it.
     private let migrationTask = Locked<Task<Void, Never>?>(nil)
+    /// The dedicated LISTEN connection carrying other replicas' change notices.
+    private let listener: PostgresListener?
+    /// Guards the task that applies change notices.
+    private let noticeTask = Locked<Task<Void, Never>?>(nil)
 
     /// Wires the service; nothing runs until `start()`.
     public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all) {
@@ -31,11 +36,14 @@ public final class Application: Sendable {
                                    services: services)
         self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
                                  immediate: router.respondImmediately(to:))
+        self.listener = try? PostgresListener(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
+                                              channels: [FeedStore.channel])
     }
 
     /// Starts serving and applying migrations (retried until the database is reachable); returns the port.
     @discardableResult
     public func start() async throws -> Int {
+        startListening()
         let port = try server.start()
         let task = Task { [self] in await applyMigrations() }
         migrationTask.withLock { $0 = task }
@@ -68,6 +76,31 @@ public final class Application: Sendable {
         }
     }
 
+    /// Applies change notices from every replica (this one included) to the caches, in order.
+    private func startListening() {
+        guard let listener else { return }
+        let events = listener.notifications()
+        let feeds = services.feeds
+        let logger = logger
+        let task = Task {
+            for await event in events {
+                switch event {
+                case .connected:
+                    break
+                case .notification(let notice) where notice.channel == FeedStore.channel:
+                    await feeds.apply(notice: notice.payload)
+                case .notification:
+                    break
+                case .reconnected:
+                    logger.warning("change-notice listener reconnected; dropping caches")
+                    await feeds.invalidateAll()
+                }
+            }
+        }
+        noticeTask.withLock { $0 = task }
+        listener.start()
+    }
+
     /// Serves until SIGTERM or SIGINT, then shuts down.
     public func runUntilSignalled() async throws {
         try await start()
@@ -82,6 +115,8 @@ public final class Application: Sendable {
         readiness.markDraining()
         await server.shutdown(deadline: configuration.shutdownDeadline)
         migrationTask.withLock { $0 }?.cancel()
+        await listener?.stop()
+        await noticeTask.withLock { $0 }?.value
         await pool.close()
         logger.info("stopped")
     }

@@ -171,3 +171,32 @@ struct FeedsEndToEndTests {
         return Int(try rows[0].decode("calls", as: Int64.self))
     }
 }
+
+@Suite("Feeds across replicas")
+struct FeedsAcrossProcessesTests {
+    @Test func aWriteThroughOneProcessIsSeenByTheNextReadThroughAnother() async throws {
+        let database = try await TestDatabase.create()
+        let settings = ["DATABASE_URL": database.url, "SWITCHBOARD_ADMIN_TOKEN": TestApp.adminToken, "LOG_LEVEL": "info",
+                        "RATE_LIMIT_PER_MINUTE": "0"]
+        let a = try await SignalTests.launch(extra: settings)
+        let b = try await SignalTests.launch(extra: settings)
+        func call(_ port: Int, _ method: String, _ path: String, _ token: String, _ body: String? = nil) async throws -> RawResponse {
+            try await request(port: port, method, path, headers: ["Authorization": "Bearer \(token)"], body: body)
+        }
+        let tenant = try await call(a.port, "POST", "/v1/admin/tenants", TestApp.adminToken, #"{"name":"R"}"#).json()
+        let apiKey = try #require(tenant["api_key"] as? String)
+        for round in 0 ..< 5 {
+            _ = try await call(b.port, "GET", "/v1/feeds/shared", apiKey) // B caches what it has (or the 404)
+            _ = try await call(b.port, "GET", "/v1/feeds/shared", apiKey)
+            let created = try await call(a.port, "POST", "/v1/feeds/shared/items", apiKey, #"{"title":"round \#(round)"}"#)
+            #expect(created.status == 201)
+            let seen = try await call(b.port, "GET", "/v1/feeds/shared", apiKey)
+            #expect(seen.status == 200)
+            let titles = (try seen.json()["items"] as? [[String: Any]])?.compactMap { $0["title"] as? String } ?? []
+            #expect(titles.first == "round \(round)", "round \(round): \(titles)")
+        }
+        for server in [a, b] { server.child.signal(SIGTERM) }
+        for server in [a, b] { _ = try await onThread { _ = server.child.readToEnd(); return server.child.wait() } }
+        await database.drop()
+    }
+}

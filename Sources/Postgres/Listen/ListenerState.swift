@@ -1,0 +1,96 @@
+/// A ``PostgresListener``'s mutable part: its loop task, its subscribers, and the connection it listens on.
+///
+/// Events are yielded while the owner's lock is held, so each stream sees them in one order, starting with
+/// `.connected`. Continuations are finished only outside the lock: `finish()` runs `onTermination`, which locks.
+struct ListenerState: Sendable {
+    typealias Continuation = AsyncStream<ListenerEvent>.Continuation
+
+    /// The life of the background loop.
+    enum Phase: Sendable {
+        case idle
+        case running(Task<Void, Never>)
+        /// Stopped for good; the task, if any, is kept so every caller of `stop()` can await it.
+        case stopped(Task<Void, Never>?)
+    }
+
+    private struct Subscriber: Sendable {
+        let continuation: Continuation
+        /// Whether this stream got `.connected`; later connections are `.reconnected` for it.
+        var sawConnection = false
+    }
+
+    private(set) var phase = Phase.idle
+    /// The backend serving the listening connection, while it listens.
+    private(set) var backendPID: Int32?
+    /// The failure that most recently broke or prevented the listening connection.
+    private(set) var lastError: PostgresError?
+    private var subscribers: [UInt64: Subscriber] = [:]
+    private var lastSubscriberID: UInt64 = 0
+
+    /// Whether `stop()` was called.
+    var isStopped: Bool {
+        if case .stopped = phase { return true }
+        return false
+    }
+
+    /// Records the loop task, unless the listener runs or was stopped already; returns whether it did.
+    mutating func start(_ makeTask: () -> Task<Void, Never>) -> Bool {
+        guard case .idle = phase else { return false }
+        phase = .running(makeTask())
+        return true
+    }
+
+    /// Adds a stream, sending it `.connected` at once if the listener listens now; nil once stopped.
+    mutating func subscribe(_ continuation: Continuation) -> UInt64? {
+        guard !isStopped else { return nil }
+        lastSubscriberID += 1
+        var subscriber = Subscriber(continuation: continuation)
+        if backendPID != nil {
+            continuation.yield(.connected)
+            subscriber.sawConnection = true
+        }
+        subscribers[lastSubscriberID] = subscriber
+        return lastSubscriberID
+    }
+
+    /// Forgets a stream whose consumer went away.
+    mutating func unsubscribe(_ id: UInt64) {
+        subscribers[id] = nil
+    }
+
+    /// The connection to `backendPID` listens on every channel: tells each stream.
+    mutating func connected(backendPID: Int32) {
+        guard !isStopped else { return }
+        self.backendPID = backendPID
+        for id in subscribers.keys {
+            subscribers[id]?.continuation.yield(subscribers[id]?.sawConnection == true ? .reconnected : .connected)
+            subscribers[id]?.sawConnection = true
+        }
+    }
+
+    /// Passes notifications on to every stream.
+    func publish(_ notifications: [PostgresNotification]) {
+        for subscriber in subscribers.values {
+            for notification in notifications { subscriber.continuation.yield(.notification(notification)) }
+        }
+    }
+
+    /// The listening connection is gone, or a connection attempt failed with `error`.
+    mutating func disconnected(error: PostgresError?) {
+        backendPID = nil
+        if let error { lastError = error }
+    }
+
+    /// Marks the listener stopped; returns the loop to cancel and the streams to finish.
+    mutating func stop() -> (Task<Void, Never>?, [Continuation]) {
+        let task: Task<Void, Never>?
+        switch phase {
+        case .idle: task = nil
+        case .running(let running): task = running
+        case .stopped(let stopped): task = stopped
+        }
+        phase = .stopped(task)
+        defer { subscribers = [:] }
+        return (task, subscribers.values.map(\.continuation))
+    }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Feed reads, side by side: a hot feed page (served from memory, on the libmicrohttpd thread) against the raw-C
+# baseline's direct route, and cold reads (FEED_CACHE=0: one Postgres query per request, still deduplicated)
+# with their p50/p99 latency. Target: hot >= 0.60 of C /direct, measured in the same run.
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_FEED_TARGET_RATIO (default 0.60)
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init
+TARGET_RATIO=${BENCH_FEED_TARGET_RATIO:-0.60}
+SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
+[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
+[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
+bench_build_c_baseline
+ADMIN=bench-admin-token-0123456789
+
+c_port="" hot_port="" cold_port=""
+bench_pick_port c_port "${BENCH_C_PORT:-18090}"
+bench_pick_port hot_port 18290
+bench_pick_port cold_port 18291
+common=(HOST=127.0.0.1 DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN)
+bench_start_server c-baseline "http://127.0.0.1:$c_port/direct" -- env PORT="$c_port" HOST=127.0.0.1 "$BENCH_C_BIN"
+bench_start_server switchboard-hot "http://127.0.0.1:$hot_port/readyz" -- env PORT="$hot_port" "${common[@]}" "$SB_BIN"
+bench_start_server switchboard-cold "http://127.0.0.1:$cold_port/readyz" -- env PORT="$cold_port" FEED_CACHE=0 "${common[@]}" "$SB_BIN"
+
+# A tenant, a customer session, and a feed of 20 items (one page at the default limit).
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+api_key=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" \
+    -H 'Content-Type: application/json' -d '{"name":"bench"}' | json api_key)
+token=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/sessions" -H "Authorization: Bearer $api_key" \
+    -H 'Content-Type: application/json' -d '{"user_id":"bench","role":"customer"}' | json token)
+for i in $(seq 1 20); do
+    curl -sf -o /dev/null -X POST "http://127.0.0.1:$hot_port/v1/feeds/launch/items" -H "Authorization: Bearer $api_key" \
+        -H 'Content-Type: application/json' \
+        -d "{\"title\":\"Item $i\",\"body\":\"Body of item $i, long enough to look like a real teaser line.\",\"url\":\"https://example.com/$i\"}"
+done
+auth="Authorization: Bearer $token"
+bytes=$(curl -sf "http://127.0.0.1:$hot_port/v1/feeds/launch" -H "$auth" | wc -c)
+bench_log "feed page: 20 items, $bytes bytes"
+
+keys=(c-direct hot cold)
+labels=("C /direct" "Switchboard hot feed" "Switchboard cold feed")
+urls=("http://127.0.0.1:$c_port/direct" "http://127.0.0.1:$hot_port/v1/feeds/launch" "http://127.0.0.1:$cold_port/v1/feeds/launch")
+headers=("" "$auth" "$auth")
+for i in "${!keys[@]}"; do
+    bench_wrk "${urls[$i]}" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/feeds-${keys[$i]}-warmup.txt" "${headers[$i]}"
+done
+declare -A RPS P50 P99 NON2XX
+for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+    for i in "${!keys[@]}"; do
+        k=${keys[$i]}
+        raw="$BENCH_OUT/raw/feeds-$k-r$r.txt"
+        bench_wrk "${urls[$i]}" "$BENCH_SECONDS" "$raw" "${headers[$i]}"
+        read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
+        RPS[$k:$r]=$rps P50[$k:$r]=$p50 P99[$k:$r]=$p99 NON2XX[$k:$r]=$non2xx
+        bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms' "${labels[$i]}" "$rps" "$p50" "$p99")"
+    done
+done
+declare -A MED MP50 MP99 ERR
+for k in "${keys[@]}"; do
+    vals=() errs=0
+    for ((r = 1; r <= BENCH_ROUNDS; r++)); do vals+=("${RPS[$k:$r]}"); errs=$((errs + ${NON2XX[$k:$r]})); done
+    MED[$k]=$(bench_median "${vals[@]}")
+    mi=$(( $(bench_median_index "${vals[@]}") + 1 ))
+    MP50[$k]=${P50[$k:$mi]} MP99[$k]=${P99[$k:$mi]} ERR[$k]=$errs
+done
+ratio=$(bench_ratio "${MED[hot]}" "${MED[c-direct]}")
+verdict=PASS
+reason="hot feed / C direct = $ratio >= $TARGET_RATIO"
+if [ "${ERR[hot]}" -gt 0 ] || [ "${ERR[cold]}" -gt 0 ]; then
+    verdict=FAIL; reason="non-2xx answers: hot ${ERR[hot]}, cold ${ERR[cold]}"
+elif ! bench_ge "$ratio" "$TARGET_RATIO"; then
+    verdict=FAIL; reason="hot feed / C direct = $ratio < $TARGET_RATIO"
+fi
+{
+    echo
+    echo "Feed reads: wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${BENCH_SECONDS}s, $BENCH_ROUNDS interleaved rounds, medians; page of 20 items ($bytes bytes)"
+    printf '%-24s %10s %9s %9s %8s\n' target "req/s" "p50 ms" "p99 ms" non-2xx
+    for i in "${!keys[@]}"; do
+        k=${keys[$i]}
+        printf '%-24s %10s %9s %9s %8s\n' "${labels[$i]}" "${MED[$k]}" "${MP50[$k]}" "${MP99[$k]}" "${ERR[$k]}"
+    done
+    echo "hot feed / C direct: $ratio (target >= $TARGET_RATIO)"
+    echo "$verdict: $reason"
+} | tee "$BENCH_OUT/feeds.txt"
+{
+    echo "## Feed reads: hot (memory) and cold (FEED_CACHE=0) vs raw-C direct"
+    echo
+    echo "- date: $(bench_date); commit: \`$(bench_commit)\`; machine: $(bench_machine)"
+    echo "- \`wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${BENCH_SECONDS}s --latency -H 'Authorization: Bearer …'\`, $BENCH_ROUNDS interleaved rounds, medians; page of 20 items ($bytes bytes)"
+    echo
+    echo "| target | req/s (median) | p50 ms | p99 ms | non-2xx |"
+    echo "| --- | ---: | ---: | ---: | ---: |"
+    for i in "${!keys[@]}"; do
+        k=${keys[$i]}
+        echo "| ${labels[$i]} | ${MED[$k]} | ${MP50[$k]} | ${MP99[$k]} | ${ERR[$k]} |"
+    done
+    echo
+    echo "**$verdict**: $reason"
+} >"$BENCH_OUT/feeds.md"
