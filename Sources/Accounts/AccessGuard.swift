@@ -58,8 +58,7 @@ public struct AccessGuard: Sendable {
             guard let token = try? AccessGuard.bearerToken(request), let kind = SecretToken.kind(of: token),
                   case .valid(let principal)? = tokens.cachedRecord(for: token),
                   (try? check(principal, kind: kind, accepted: accepted)) != nil else { return nil }
-            var request = request
-            request.principal = principal
+            // The principal goes to the handler directly: no attribute box on the hottest path.
             guard var response = handler(request, principal) else { return nil }
             guard let limiter else { return response }
             let decision = limiter.take(principal.identity)
@@ -107,13 +106,22 @@ public struct AccessGuard: Sendable {
         return principal
     }
 
-    /// The token of an `Authorization: Bearer <token>` header.
+    /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
     public static func bearerToken(_ request: Request) throws -> String {
         guard let header = request.headers["Authorization"] else { throw AuthError.missing }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw AuthError.malformed }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        guard !token.isEmpty else { throw AuthError.malformed }
-        return token
+        let bytes = header.utf8
+        var index = bytes.startIndex
+        func skipSpaces() { while index != bytes.endIndex && bytes[index] == 32 { index = bytes.index(after: index) } }
+        skipSpaces()
+        for expected in "bearer".utf8 {
+            guard index != bytes.endIndex, bytes[index] | 0x20 == expected else { throw AuthError.malformed }
+            index = bytes.index(after: index)
+        }
+        guard index != bytes.endIndex, bytes[index] == 32 else { throw AuthError.malformed }
+        skipSpaces()
+        var end = bytes.endIndex
+        while end != index, bytes[bytes.index(before: end)] == 32 { end = bytes.index(before: end) }
+        guard index != end else { throw AuthError.malformed }
+        return String(header[index ..< end])
     }
 }

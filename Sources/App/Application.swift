@@ -30,14 +30,15 @@ public final class Application: Sendable {
         self.migrations = migrations
         self.pool = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
                                  maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
-        let services = Services(configuration: configuration, pool: pool)
+        let listener = try? PostgresListener(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
+                                             channels: [FeedStore.channel])
+        self.listener = listener
+        let services = Services(configuration: configuration, pool: pool) { listener?.isConnected ?? false }
         self.services = services
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
                                    services: services)
         self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
                                  immediate: router.respondImmediately(to:))
-        self.listener = try? PostgresListener(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
-                                              channels: [FeedStore.channel])
     }
 
     /// Starts serving and applying migrations (retried until the database is reachable); returns the port.

@@ -11,12 +11,12 @@ struct Services: Sendable {
     let guardian: AccessGuard
     let feeds: FeedService
 
-    init(configuration: Configuration, pool: PostgresPool) {
+    init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
-        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache)
+        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
     }
 }
 
@@ -28,7 +28,7 @@ enum Routes {
         let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in AccessLog.write(entry, to: logger) }
         router.use(RequestIDMiddleware())
         router.use(AccessLogMiddleware(sink: accessLog))
-        router.immediateAccessLog = accessLog
+        if logger.level <= .info { router.immediateAccessLog = accessLog }
         router.use(ErrorMiddleware(map: PostgresProblems.problem(for:)) { request, error in
             logger.error("unhandled error", ["request_id": request.id, "route": request.route ?? "-",
                                              "error": String(describing: error)])

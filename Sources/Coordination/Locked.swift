@@ -11,8 +11,8 @@ import Glibc
 /// `@unchecked Sendable`: `value` is read and written only between `pthread_mutex_lock` and `_unlock`, and enters
 /// and leaves only as `sending`, as with `Mutex`.
 public final class Locked<Value: ~Copyable>: @unchecked Sendable {
-    private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Wraps `value`.
     public init(_ value: consuming sending Value) {
@@ -28,6 +28,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
+    @inlinable
     public func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {

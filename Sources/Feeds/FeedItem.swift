@@ -34,15 +34,17 @@ public struct FeedAddress: Sendable, Hashable {
         self.key = key
     }
 
-    /// The payload of the cross-replica change notice (ids only).
-    public var notice: String { tenantID.uuidString.lowercased() + ":" + key }
+    /// The payload of a cross-replica change notice (ids only): `tenant:key:nonce`, the nonce making each
+    /// write's notice unique so its writer can recognise it coming back.
+    public func notice(nonce: String) -> String { tenantID.uuidString.lowercased() + ":" + key + ":" + nonce }
 
     /// Parses a change notice.
     public init?(notice: String) {
-        guard let colon = notice.firstIndex(of: ":"), let tenant = UUID(uuidString: String(notice[..<colon])) else {
+        let parts = notice.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, let tenant = UUID(uuidString: String(parts[0])), FeedAddress.isValidKey(String(parts[1])) else {
             return nil
         }
-        self.init(tenantID: tenant, key: String(notice[notice.index(after: colon)...]))
+        self.init(tenantID: tenant, key: String(parts[1]))
     }
 
     /// Whether `key` is a valid feed key: 1–100 of `A–Z a–z 0–9 . _ -`.

@@ -8,10 +8,20 @@ public final class FeedService: Sendable {
     let pages: RequestCoordinator<FeedPageKey, FeedPageResult>
     /// Guards, per feed, the page keys that may be cached or loading, so a write can invalidate them all.
     private let pageKeys = Locked<[FeedAddress: Set<FeedPageKey>]>([:])
+    private let echoes = NoticeEchoes()
+    /// Whether change notices come back to this process (a listener runs); writes then wait for their echo.
+    private let listening: @Sendable () -> Bool
+    private let echoTimeout: Duration
 
     /// A service over `store`; `caching: false` keeps dedup but serves every read from Postgres.
-    public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000) {
+    ///
+    /// `listening` tells whether this process's change-notice listener is connected; while it is, a write is
+    /// acknowledged only once its notice has come back (at most `echoTimeout` later), see `NoticeEchoes`.
+    public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000,
+                listening: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500)) {
         self.store = store
+        self.listening = listening
+        self.echoTimeout = echoTimeout
         self.pages = RequestCoordinator(caching: caching ? .untilInvalidated(maxEntries: maxCachedPages) : .disabled)
     }
 
@@ -29,23 +39,46 @@ public final class FeedService: Sendable {
 
     /// Adds an item; returns once it is committed and this replica's cache no longer holds the feed's old pages.
     public func insert(_ item: FeedStore.NewItem, into feed: FeedAddress) async throws -> FeedItem {
-        let created = try await store.insert(item, into: feed)
-        await invalidate(feed)
-        return created
+        try await write(feed) { notice in (try await store.insert(item, into: feed, notice: notice), true) }
     }
 
     /// Changes an item (nil when absent); invalidates as `insert` does.
     public func update(_ id: UUID, in feed: FeedAddress, with changes: FeedStore.Changes) async throws -> FeedItem? {
-        let updated = try await store.update(id, in: feed, with: changes)
-        if updated != nil { await invalidate(feed) }
-        return updated
+        try await write(feed) { notice in
+            let updated = try await store.update(id, in: feed, with: changes, notice: notice)
+            return (updated, updated != nil)
+        }
     }
 
     /// Deletes an item (false when absent); invalidates as `insert` does.
     public func delete(_ id: UUID, in feed: FeedAddress) async throws -> Bool {
-        let deleted = try await store.delete(id, in: feed)
-        if deleted { await invalidate(feed) }
-        return deleted
+        try await write(feed) { notice in
+            let deleted = try await store.delete(id, in: feed, notice: notice)
+            return (deleted, deleted)
+        }
+    }
+
+    /// Runs a write (`body` reports whether it changed anything, i.e. sent its notice), then invalidates this
+    /// replica's pages and waits (bounded) for the notice to come back, so other replicas have it before the
+    /// write is acknowledged.
+    private func write<T: Sendable>(_ feed: FeedAddress, _ body: (String) async throws -> (T, Bool)) async throws -> T {
+        let notice = feed.notice(nonce: UUID().uuidString.lowercased())
+        let waitForEcho = listening()
+        if waitForEcho { echoes.expect(notice) }
+        let (result, changed): (T, Bool)
+        do {
+            (result, changed) = try await body(notice)
+        } catch {
+            echoes.forget(notice)
+            throw error
+        }
+        guard changed else {
+            echoes.forget(notice)
+            return result
+        }
+        await invalidate(feed)
+        if waitForEcho { await echoes.wait(for: notice, timeout: echoTimeout) }
+        return result
     }
 
     /// Drops every cached or loading page of `feed` (after a write here, or a change notice from elsewhere).
@@ -58,6 +91,7 @@ public final class FeedService: Sendable {
     public func apply(notice: String) async {
         guard let feed = FeedAddress(notice: notice) else { return }
         await invalidate(feed)
+        echoes.arrived(notice)
     }
 
     /// Drops everything: after the change-notice listener reconnected, notices may have been missed.

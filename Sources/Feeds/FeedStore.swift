@@ -63,7 +63,7 @@ public struct FeedStore: Sendable {
     }
 
     /// Adds an item, creating the feed on first use.
-    public func insert(_ item: NewItem, into feed: FeedAddress) async throws -> FeedItem {
+    public func insert(_ item: NewItem, into feed: FeedAddress, notice: String) async throws -> FeedItem {
         try await pool.withTransaction { connection in
             let rows = try await connection.query("""
                 WITH f AS (
@@ -75,7 +75,7 @@ public struct FeedStore: Sendable {
                 SELECT f.id, $3, $4, $5, $6, coalesce($7::timestamptz, now()) FROM f
                 RETURNING id, title, body, url, image_url, published_at, updated_at
                 """, [feed.tenantID, feed.key, item.title, item.body, item.url, item.imageURL, item.publishedAt])
-            try await FeedStore.notify(feed, on: connection)
+            try await FeedStore.notify(notice, on: connection)
             return try FeedStore.item(rows[0])
         }
     }
@@ -92,7 +92,7 @@ public struct FeedStore: Sendable {
     }
 
     /// Changes an item; nil when the feed has no such item.
-    public func update(_ id: UUID, in feed: FeedAddress, with changes: Changes) async throws -> FeedItem? {
+    public func update(_ id: UUID, in feed: FeedAddress, with changes: Changes, notice: String) async throws -> FeedItem? {
         try await pool.withTransaction { connection in
             let rows = try await connection.query("""
                 UPDATE feed_items i SET
@@ -108,13 +108,13 @@ public struct FeedStore: Sendable {
                 """, [feed.tenantID, feed.key, id, changes.title, changes.body, changes.url, changes.clearURL,
                       changes.imageURL, changes.clearImageURL, changes.publishedAt])
             guard let row = rows.first else { return nil }
-            try await FeedStore.bumpVersion(feed, on: connection)
+            try await FeedStore.bumpVersion(feed, notice: notice, on: connection)
             return try FeedStore.item(row)
         }
     }
 
     /// Deletes an item; false when the feed has no such item.
-    public func delete(_ id: UUID, in feed: FeedAddress) async throws -> Bool {
+    public func delete(_ id: UUID, in feed: FeedAddress, notice: String) async throws -> Bool {
         try await pool.withTransaction { connection in
             let rows = try await connection.query("""
                 DELETE FROM feed_items i USING feeds f
@@ -122,19 +122,19 @@ public struct FeedStore: Sendable {
                 RETURNING i.id
                 """, [feed.tenantID, feed.key, id])
             guard !rows.isEmpty else { return false }
-            try await FeedStore.bumpVersion(feed, on: connection)
+            try await FeedStore.bumpVersion(feed, notice: notice, on: connection)
             return true
         }
     }
 
-    private static func bumpVersion(_ feed: FeedAddress, on connection: PostgresConnection) async throws {
+    private static func bumpVersion(_ feed: FeedAddress, notice: String, on connection: PostgresConnection) async throws {
         _ = try await connection.query("UPDATE feeds SET version = version + 1 WHERE tenant_id = $1::uuid AND key = $2",
                                        [feed.tenantID, feed.key])
-        try await notify(feed, on: connection)
+        try await notify(notice, on: connection)
     }
 
-    private static func notify(_ feed: FeedAddress, on connection: PostgresConnection) async throws {
-        _ = try await connection.query("SELECT pg_notify($1, $2)", [channel, feed.notice])
+    private static func notify(_ notice: String, on connection: PostgresConnection) async throws {
+        _ = try await connection.query("SELECT pg_notify($1, $2)", [channel, notice])
     }
 
     static func item(_ row: PostgresRow) throws -> FeedItem {

@@ -55,6 +55,7 @@ struct RouteNode: Sendable {
 
     func match(method: String, path: String) -> Match {
         var parameters: [String: String] = [:]
+        parameters.reserveCapacity(2)
         guard let node = find(RouteNode.segments(of: path)[...], &parameters) else { return .notFound }
         if let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) {
             return .found(handler, parameters: parameters)

@@ -24,9 +24,11 @@ import Testing
     }
 
     @Test func noticesRoundTrip() {
-        let feed = FeedAddress(tenantID: UUID(), key: "news:fr")
-        #expect(FeedAddress(notice: feed.notice) == feed)
+        let feed = FeedAddress(tenantID: UUID(), key: "news.fr")
+        #expect(FeedAddress(notice: feed.notice(nonce: "n1")) == feed)
+        #expect(feed.notice(nonce: "a") != feed.notice(nonce: "b"))
         #expect(FeedAddress(notice: "garbage") == nil)
+        #expect(FeedAddress(notice: "\(UUID()):bad key:x") == nil)
     }
 
     @Test func ifNoneMatch() {
@@ -35,5 +37,34 @@ import Testing
         #expect(FeedRoutes.matches(#""1-x", "3-ab""#, #""3-ab""#))
         #expect(FeedRoutes.matches("*", #""3-ab""#))
         #expect(!FeedRoutes.matches(#""2-ab""#, #""3-ab""#))
+    }
+}
+
+@Suite struct NoticeEchoTests {
+    @Test func anEchoBeforeTheWaitEndsItAtOnce() async {
+        let echoes = NoticeEchoes()
+        echoes.expect("n")
+        echoes.arrived("n")
+        let start = ContinuousClock.now
+        await echoes.wait(for: "n", timeout: .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(1))
+    }
+
+    @Test func anEchoDuringTheWaitEndsIt() async {
+        let echoes = NoticeEchoes()
+        echoes.expect("n")
+        let arriving = Task { try? await Task.sleep(for: .milliseconds(50)); echoes.arrived("n") }
+        let start = ContinuousClock.now
+        await echoes.wait(for: "n", timeout: .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(2))
+        await arriving.value
+    }
+
+    @Test func withoutAnEchoTheWaitIsBounded() async {
+        let echoes = NoticeEchoes()
+        echoes.expect("n")
+        let start = ContinuousClock.now
+        await echoes.wait(for: "n", timeout: .milliseconds(100))
+        #expect(ContinuousClock.now - start >= .milliseconds(100))
     }
 }

@@ -180,6 +180,11 @@ struct FeedsAcrossProcessesTests {
                         "RATE_LIMIT_PER_MINUTE": "0"]
         let a = try await SignalTests.launch(extra: settings)
         let b = try await SignalTests.launch(extra: settings)
+        for server in [a, b] { // migrations are applied in the background: wait until both are ready
+            #expect(await eventually(timeout: .seconds(20)) {
+                (try? await request(port: server.port, "GET", "/readyz").status) == 200
+            })
+        }
         func call(_ port: Int, _ method: String, _ path: String, _ token: String, _ body: String? = nil) async throws -> RawResponse {
             try await request(port: port, method, path, headers: ["Authorization": "Bearer \(token)"], body: body)
         }

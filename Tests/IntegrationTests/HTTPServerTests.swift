@@ -162,8 +162,9 @@ struct HTTPServerEndToEndTests {
             #expect(await eventually { started.count == 1 })
             try await Task.sleep(for: .milliseconds(150)) // past the watch threshold
             socket.shutdownAndClose()
-            #expect(await eventually { cancelled.count == 1 })
-            #expect(await eventually { server.requestsInFlight == 0 })
+            // Generous timeouts: the whole suite shares two cores, and a cancelled task waits its turn.
+            #expect(await eventually(timeout: .seconds(10)) { cancelled.count == 1 })
+            #expect(await eventually(timeout: .seconds(10)) { server.requestsInFlight == 0 })
         }
     }
 
@@ -219,8 +220,9 @@ struct HTTPServerEndToEndTests {
             #expect(produced.count == held)
             #expect(held < 1000)
             socket.shutdownAndClose()
-            #expect(await eventually { stopped.count == 1 })
-            #expect(await eventually { server.openStreams == 0 })
+            // Generous timeouts: the whole suite shares two cores, and a cancelled task waits its turn.
+            #expect(await eventually(timeout: .seconds(10)) { stopped.count == 1 })
+            #expect(await eventually(timeout: .seconds(10)) { server.openStreams == 0 })
         }
     }
 }
