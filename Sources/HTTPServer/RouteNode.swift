@@ -1,5 +1,9 @@
 /// One segment level of the routing trie.
-struct RouteNode: Sendable {
+///
+/// A class so that matching walks references instead of copying nodes (and retaining their dictionaries) level
+/// by level. `@unchecked Sendable`: nodes are mutated only while routes are registered, before the router is
+/// handed to a server; from then on they are only read.
+final class RouteNode: @unchecked Sendable {
     struct Handler: Sendable {
         let template: String
         let responder: Responder
@@ -14,14 +18,14 @@ struct RouteNode: Sendable {
 
     var literals: [Substring: RouteNode] = [:]
     var parameterName: String?
-    var parameterChild: [RouteNode] = []   // zero or one element (recursive value type)
+    var parameterChild: RouteNode?
     var handlers: [String: Handler] = [:]
 
     static func segments(of path: String) -> [Substring] {
         path.split(separator: "/", omittingEmptySubsequences: true)
     }
 
-    mutating func insert(_ segments: ArraySlice<Substring>, method: String, template: String, responder: @escaping Responder) {
+    func insert(_ segments: ArraySlice<Substring>, method: String, template: String, responder: @escaping Responder) {
         guard let head = segments.first else {
             precondition(handlers[method] == nil, "duplicate route \(method) \(template)")
             handlers[method] = Handler(template: template, responder: responder, immediate: nil)
@@ -31,26 +35,27 @@ struct RouteNode: Sendable {
             let name = String(head.dropFirst().dropLast())
             precondition(parameterName == nil || parameterName == name, "conflicting parameter names in \(template)")
             parameterName = name
-            if parameterChild.isEmpty { parameterChild = [RouteNode()] }
-            parameterChild[0].insert(segments.dropFirst(), method: method, template: template, responder: responder)
+            let child = parameterChild ?? RouteNode()
+            parameterChild = child
+            child.insert(segments.dropFirst(), method: method, template: template, responder: responder)
         } else {
-            literals[head, default: RouteNode()].insert(segments.dropFirst(), method: method, template: template, responder: responder)
+            let child = literals[head] ?? RouteNode()
+            literals[head] = child
+            child.insert(segments.dropFirst(), method: method, template: template, responder: responder)
         }
     }
 
     /// Attaches an immediate handler to an existing route.
-    mutating func attach(_ segments: ArraySlice<Substring>, method: String, immediate: @escaping ImmediateHandler) -> Bool {
+    func attach(_ segments: ArraySlice<Substring>, method: String, immediate: @escaping ImmediateHandler) -> Bool {
         guard let head = segments.first else {
             guard handlers[method] != nil else { return false }
             handlers[method]!.immediate = immediate
             return true
         }
         if head.hasPrefix("{") && head.hasSuffix("}") {
-            guard !parameterChild.isEmpty else { return false }
-            return parameterChild[0].attach(segments.dropFirst(), method: method, immediate: immediate)
+            return parameterChild?.attach(segments.dropFirst(), method: method, immediate: immediate) ?? false
         }
-        guard literals[head] != nil else { return false }
-        return literals[head]!.attach(segments.dropFirst(), method: method, immediate: immediate)
+        return literals[head]?.attach(segments.dropFirst(), method: method, immediate: immediate) ?? false
     }
 
     func match(method: String, path: String) -> Match {
@@ -71,7 +76,7 @@ struct RouteNode: Sendable {
         if let literal = literals[head], let found = literal.find(segments.dropFirst(), &parameters) {
             return found
         }
-        if let name = parameterName, let child = parameterChild.first,
+        if let name = parameterName, let child = parameterChild,
            let found = child.find(segments.dropFirst(), &parameters) {
             parameters[name] = String(head)
             return found

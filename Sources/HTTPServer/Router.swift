@@ -13,7 +13,7 @@ public typealias ImmediateHandler = @Sendable (Request) -> Response?
 /// Register every route before the server starts; the router is immutable once it serves.
 /// A `GET` route also answers `HEAD`. Unknown paths → 404; a known path with another method → 405 with `Allow`.
 public struct Router: Sendable {
-    private var root = RouteNode()
+    private let root = RouteNode()
     private var middleware: [any Middleware] = []
     private(set) public var routes: [(method: String, template: String)] = []
     private var hasImmediateRoutes = false
