@@ -236,3 +236,38 @@ struct AccountsEndToEndTests {
         }
     }
 }
+
+@Suite("The tenants command")
+struct TenantsCommandTests {
+    @Test func createsATenantWhoseKeyWorks() async throws {
+        let database = try await TestDatabase.create()
+        let (status, output) = try await onThread { () -> (Int32, String) in
+            let child = try ChildProcess(TestEnvironment.binary.path, ["tenants", "create", "Acme Bank"],
+                                         environment: ["DATABASE_URL": database.url])
+            let output = child.readToEnd()
+            return (child.wait(), output)
+        }
+        #expect(status == 0, "\(output)")
+        let fields = Dictionary(uniqueKeysWithValues: output.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        })
+        let apiKey = try #require(fields["api_key"])
+        #expect(fields["tenant_id"].flatMap(UUID.init(uuidString:)) != nil)
+        let app = try await TestApp.start(database: database)
+        #expect(try await app.createSession(apiKey: apiKey, user: "first").hasPrefix("sbs_"))
+        let names = try await database.query("SELECT name FROM tenants")
+        #expect(try names.map { try $0.decode("name", as: String.self) } == ["Acme Bank"])
+        await app.stop()
+    }
+
+    @Test func refusesBadUsage() async throws {
+        let (status, _) = try await onThread { () -> (Int32, String) in
+            let child = try ChildProcess(TestEnvironment.binary.path, ["tenants", "delete"],
+                                         environment: ["DATABASE_URL": TestEnvironment.databaseURL])
+            let output = child.readToEnd()
+            return (child.wait(), output)
+        }
+        #expect(status == 2)
+    }
+}
