@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds"], swiftSettings: strict),
+        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions"], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
@@ -32,7 +33,8 @@ let package = Package(
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
+        .testTarget(name: "InteractionsTests", dependencies: ["Interactions"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "switchboard"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "switchboard"], swiftSettings: strict),
     ]
 )

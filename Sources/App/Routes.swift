@@ -1,5 +1,6 @@
 import Accounts
 import Feeds
+import Interactions
 import Foundation
 import HTTPServer
 import Postgres
@@ -37,6 +38,7 @@ enum Routes {
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
+        InteractionRoutes(pool: pool, guardian: services.guardian).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

@@ -1,3 +1,5 @@
+import Postgres
+
 /// One page of a feed, encoded once and served as bytes until the feed changes.
 public struct FeedPage: Sendable {
     /// The JSON body: `{"items": […], "next_cursor": …, "has_more": …}`.
@@ -32,3 +34,6 @@ enum FNV1a {
         return value
     }
 }
+
+/// The position after the last item of a feed page: that item's `(published_at, id)`.
+public typealias FeedCursor = KeysetCursor

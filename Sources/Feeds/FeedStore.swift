@@ -34,7 +34,7 @@ public struct FeedStore: Sendable {
                     LIMIT $5
                 ) i ON true
                 WHERE f.tenant_id = $1::uuid AND f.key = $2
-                """, [key.feed.tenantID, key.feed.key, key.cursor?.publishedMicros, key.cursor?.id, key.limit + 1])
+                """, [key.feed.tenantID, key.feed.key, key.cursor?.micros, key.cursor?.id, key.limit + 1])
         }
         guard let first = rows.first else { return .noSuchFeed }
         let version: Int64 = try first.decode("version")
@@ -44,7 +44,7 @@ public struct FeedStore: Sendable {
             if items.count == key.limit { break }
             let item = try FeedStore.item(row)
             items.append(item)
-            lastCursor = FeedCursor(publishedMicros: try row.decode("published_micros"), id: try row.decode("id"))
+            lastCursor = FeedCursor(micros: try row.decode("published_micros"), id: try row.decode("id"))
         }
         let hasMore = rows.filter { !$0.isNull("id") }.count > key.limit
         let body = try JSON.encode(PageBody(items: items, next_cursor: hasMore ? lastCursor?.encoded : nil,

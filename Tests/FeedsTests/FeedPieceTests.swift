@@ -1,10 +1,11 @@
 @testable import Feeds
 import Foundation
+import Postgres
 import Testing
 
 @Suite struct FeedPieceTests {
     @Test func cursorsRoundTripAndRejectForgeries() {
-        let cursor = FeedCursor(publishedMicros: 1_780_000_000_123_456, id: UUID())
+        let cursor = FeedCursor(micros: 1_780_000_000_123_456, id: UUID())
         #expect(FeedCursor(encoded: cursor.encoded) == cursor)
         #expect(!cursor.encoded.contains("="))
         #expect(FeedCursor(encoded: "not-a-cursor") == nil)

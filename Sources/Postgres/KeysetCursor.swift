@@ -1,22 +1,23 @@
 import Foundation
 
-/// The opaque position after the last item of a page: that item's `(published_at, id)`, keyset-style, so it stays
-/// correct while items are inserted. Published times are kept as exact microseconds since the epoch.
-public struct FeedCursor: Sendable, Hashable {
-    /// Microseconds since 1970 of the last item's `published_at`.
-    public let publishedMicros: Int64
-    /// The last item's id.
+/// An opaque position in a list ordered by `(timestamp, id)` descending — keyset pagination that stays correct while
+/// rows are inserted. The timestamp is kept as exact microseconds since the epoch (compare it in SQL with
+/// `timestamptz 'epoch' + $n::bigint * interval '1 microsecond'`).
+public struct KeysetCursor: Sendable, Hashable {
+    /// Microseconds since 1970 of the last row's timestamp.
+    public let micros: Int64
+    /// The last row's id.
     public let id: UUID
 
-    /// A cursor after the item with these keys.
-    public init(publishedMicros: Int64, id: UUID) {
-        self.publishedMicros = publishedMicros
+    /// A cursor after the row with these keys.
+    public init(micros: Int64, id: UUID) {
+        self.micros = micros
         self.id = id
     }
 
     /// The opaque text form (base64url of `v1.<micros>.<id>`).
     public var encoded: String {
-        let text = "v1.\(publishedMicros).\(id.uuidString.lowercased())"
+        let text = "v1.\(micros).\(id.uuidString.lowercased())"
         return Data(text.utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
@@ -31,6 +32,6 @@ public struct FeedCursor: Sendable, Hashable {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "v1", let micros = Int64(parts[1]),
               let id = UUID(uuidString: String(parts[2])) else { return nil }
-        self.init(publishedMicros: micros, id: id)
+        self.init(micros: micros, id: id)
     }
 }

@@ -1,0 +1,74 @@
+import Accounts
+import Foundation
+import HTTPServer
+import Postgres
+
+/// Makes POSTs safe to retry: with an `Idempotency-Key`, the write and the record of its response commit in one
+/// transaction, a retry with the same key gets the first response back (and creates nothing), and the same key
+/// with a different request is refused with 422. Keys are kept at least 24 hours. Failed requests are not
+/// recorded, so a retry after an error is evaluated afresh.
+public struct IdempotentWrites: Sendable {
+    let pool: PostgresPool
+
+    /// Records over `pool`.
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// Runs `body` in a transaction, recording or replaying its response under the request's key.
+    public func run(_ request: Request, _ principal: Principal,
+                    _ body: @escaping @Sendable (PostgresConnection) async throws -> Response) async throws -> Response {
+        guard let key = request.headers["Idempotency-Key"] else {
+            return try await pool.withTransaction { connection in try await body(connection) }
+        }
+        guard (1 ... 255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
+            throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters.", parameter: "Idempotency-Key")
+        }
+        let fingerprint = Array("\(request.method) \(request.path)\n".utf8) + request.body
+        let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.identity, key, fingerprint]
+        return try await pool.withTransaction { connection in
+            // A concurrent request with the same key waits here until the first commits or rolls back.
+            let inserted = try await connection.query("""
+                INSERT INTO idempotency_keys (tenant_id, principal, key, request_hash)
+                VALUES ($1::uuid, $2, $3, sha256($4::bytea))
+                ON CONFLICT DO NOTHING RETURNING key
+                """, scope)
+            if inserted.isEmpty { return try await IdempotentWrites.replay(connection, scope) }
+            let response = try await body(connection)
+            guard let bytes = response.bodyBytes else { return response }
+            let contentType = response.headers["Content-Type"] ?? ""
+            _ = try await connection.query("""
+                UPDATE idempotency_keys SET status = $4, headers = jsonb_build_object('Content-Type', $5::text), body = $6
+                WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
+                """, [principal.tenantID, principal.identity, key, response.status, contentType, bytes])
+            return response
+        }
+    }
+
+    private static func replay(_ connection: PostgresConnection, _ scope: [(any PostgresEncodable)?]) async throws -> Response {
+        let rows = try await connection.query("""
+            SELECT request_hash = sha256($4::bytea) AS same, status, headers->>'Content-Type' AS content_type, body
+            FROM idempotency_keys WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
+            """, scope)
+        guard let row = rows.first else { throw Problem(status: 409, title: "Conflict", detail: "Retry the request.") }
+        guard try row.decode("same", as: Bool.self) else {
+            throw Problem(status: 422, title: "Unprocessable Content",
+                          detail: "This Idempotency-Key was used for a different request.", extensions: ["parameter": "Idempotency-Key"])
+        }
+        guard let status = try row.decode("status", as: Int?.self) else {
+            throw Problem(status: 409, title: "Conflict", detail: "A request with this Idempotency-Key is still in progress.")
+        }
+        var headers: HTTPHeaders = ["Idempotent-Replayed": "true"]
+        if let contentType = try row.decode("content_type", as: String?.self), !contentType.isEmpty {
+            headers.set("Content-Type", contentType)
+        }
+        return Response(status: status, headers: headers, body: try row.decode("body", as: [UInt8]?.self) ?? [])
+    }
+
+    /// Deletes records older than `age` (at least 24 hours are kept); returns how many went.
+    public func prune(olderThan age: Duration = .seconds(25 * 3600)) async throws -> Int {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1::int)",
+                                       [Int(age.components.seconds)])
+        }
+        return rows.affectedRows
+    }
+}

@@ -1,0 +1,34 @@
+import Accounts
+import Foundation
+import HTTPServer
+import Postgres
+
+/// Shared parameter checks and the lifecycle guard of the interaction routes.
+enum InteractionRequest {
+    static let notFound = Problem.notFound("No such interaction.")
+
+    static func id(_ request: Request) throws -> UUID {
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw notFound }
+        return id
+    }
+
+    static func limit(_ request: Request) throws -> Int {
+        guard let text = request.queryValue("limit") else { return 20 }
+        guard let value = Int(text), (1 ... 100).contains(value) else {
+            throw Problem.badRequest("limit must be an integer from 1 to 100.", parameter: "limit")
+        }
+        return value
+    }
+
+    /// Locks the interaction and checks that `action` is allowed in its state: 404 when the caller may not see
+    /// it, 409 when the lifecycle forbids the action.
+    static func open(_ id: UUID, for principal: Principal, action: InteractionState.Action, store: InteractionStore,
+                     on connection: PostgresConnection) async throws {
+        guard let interaction = try await store.find(id, for: principal, lock: true, on: connection) else { throw notFound }
+        guard interaction.state.after(action) != nil else {
+            throw Problem(status: 409, title: "Conflict",
+                          detail: "The interaction is \(interaction.state.rawValue); it cannot take this action.",
+                          extensions: ["state": interaction.state.rawValue])
+        }
+    }
+}

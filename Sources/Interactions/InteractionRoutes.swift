@@ -1,0 +1,179 @@
+import Accounts
+import Foundation
+import HTTPServer
+import Postgres
+
+/// The interactions API: customers open support interactions; customers and agents exchange messages, typing
+/// and media state; agents may fail an interaction. Customers see only their own interactions (others are 404).
+public struct InteractionRoutes: Sendable {
+    let pool: PostgresPool
+    let store = InteractionStore()
+    let writes: IdempotentWrites
+    let guardian: AccessGuard
+
+    /// Routes over `pool`, guarded by `guardian`.
+    public init(pool: PostgresPool, guardian: AccessGuard) {
+        self.pool = pool
+        self.writes = IdempotentWrites(pool: pool)
+        self.guardian = guardian
+    }
+
+    /// Adds the routes to `router`.
+    public func register(on router: inout Router) {
+        router.post("/v1/interactions", guardian.require(.customer, create))
+        router.get("/v1/interactions", guardian.require(.session, list))
+        router.get("/v1/interactions/{id}", guardian.require(.session, show))
+        router.post("/v1/interactions/{id}/messages", guardian.require(.session, postMessage))
+        router.get("/v1/interactions/{id}/messages", guardian.require(.session, listMessages))
+        router.post("/v1/interactions/{id}/typing", guardian.require(.session, typing))
+        router.post("/v1/interactions/{id}/media", guardian.require(.session, media))
+        router.post("/v1/interactions/{id}/end", guardian.require(.session, end))
+        router.post("/v1/interactions/{id}/fail", guardian.require(.agent, fail))
+    }
+
+    struct CreateBody: Decodable { let subject: String? }
+
+    @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
+        let body = request.body.isEmpty ? CreateBody(subject: nil) : try request.decodeJSON(CreateBody.self)
+        if let subject = body.subject, !(1 ... 200).contains(subject.count) {
+            throw Problem.badRequest("subject must be 1 to 200 characters.", parameter: "subject")
+        }
+        return try await writes.run(request, principal) { [store] connection in
+            try .json(try await store.create(subject: body.subject, for: principal, on: connection), status: 201)
+        }
+    }
+
+    struct Page<Item: Encodable>: Encodable {
+        let items: [Item]
+        let next_cursor: String?
+        let has_more: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(items, forKey: .items)
+            try container.encode(next_cursor, forKey: .next_cursor)
+            try container.encode(has_more, forKey: .has_more)
+        }
+
+        enum CodingKeys: String, CodingKey { case items, next_cursor, has_more }
+    }
+
+    @Sendable func list(_ request: Request, _ principal: Principal) async throws -> Response {
+        let limit = try InteractionRequest.limit(request)
+        var state: InteractionState?
+        if let text = request.queryValue("state") {
+            guard let parsed = InteractionState(rawValue: text) else {
+                throw Problem.badRequest("state must be started, ended or failed.", parameter: "state")
+            }
+            state = parsed
+        }
+        var cursor: KeysetCursor?
+        if let text = request.queryValue("cursor"), !text.isEmpty {
+            guard let parsed = KeysetCursor(encoded: text) else {
+                throw Problem.badRequest("cursor is not a cursor this API returned.", parameter: "cursor")
+            }
+            cursor = parsed
+        }
+        let rows = try await pool.withConnection { [store] connection in
+            try await store.list(for: principal, state: state, limit: limit + 1, after: cursor, on: connection)
+        }
+        let page = rows.prefix(limit)
+        let hasMore = rows.count > limit
+        return try .json(Page(items: page.map(\.0), next_cursor: hasMore ? page.last?.1.encoded : nil, has_more: hasMore))
+    }
+
+    @Sendable func show(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        guard let interaction = try await pool.withConnection({ [store] connection in
+            try await store.find(id, for: principal, on: connection)
+        }) else { throw InteractionRequest.notFound }
+        return try .json(interaction)
+    }
+
+    struct MessageBody: Decodable { let text: String }
+
+    @Sendable func postMessage(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        let body = try request.decodeJSON(MessageBody.self)
+        guard (1 ... 4000).contains(body.text.count) else {
+            throw Problem.badRequest("text must be 1 to 4,000 characters.", parameter: "text")
+        }
+        return try await writes.run(request, principal) { [store] connection in
+            try await InteractionRequest.open(id, for: principal, action: .message, store: store, on: connection)
+            return try .json(try await store.addMessage(body.text, from: principal, to: id, on: connection), status: 201)
+        }
+    }
+
+    @Sendable func listMessages(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        let limit = try InteractionRequest.limit(request)
+        var after: Int64?
+        if let text = request.queryValue("cursor"), !text.isEmpty {
+            guard let seq = Int64(text), seq >= 0 else {
+                throw Problem.badRequest("cursor is not a cursor this API returned.", parameter: "cursor")
+            }
+            after = seq
+        }
+        let messages = try await pool.withConnection { [store] connection -> [InteractionMessage] in
+            guard try await store.find(id, for: principal, on: connection) != nil else { throw InteractionRequest.notFound }
+            return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
+        }
+        let page = Array(messages.prefix(limit))
+        let hasMore = messages.count > limit
+        return try .json(Page(items: page, next_cursor: hasMore ? page.last.map { String($0.seq) } : nil, has_more: hasMore))
+    }
+
+    struct TypingBody: Decodable { let typing: Bool }
+
+    @Sendable func typing(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        let body = try request.decodeJSON(TypingBody.self)
+        try await pool.withTransaction { [store] connection in
+            try await InteractionRequest.open(id, for: principal, action: .typing, store: store, on: connection)
+            let notice = "typing:\(id.uuidString.lowercased()):\(body.typing ? 1 : 0):\(principal.role?.rawValue ?? "-"):\(principal.userID ?? "")"
+            _ = try await connection.query("SELECT pg_notify($1, $2)", [InteractionStore.channel, notice])
+        }
+        return try .json(["typing": body.typing], status: 202)
+    }
+
+    struct MediaBody: Decodable { let kind: String; let state: String }
+    struct MediaChange: Encodable { let seq: Int64; let kind: MediaKind; let state: MediaState }
+
+    @Sendable func media(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        let body = try request.decodeJSON(MediaBody.self)
+        guard let kind = MediaKind(rawValue: body.kind) else {
+            throw Problem.badRequest("kind must be audio, video or screen.", parameter: "kind")
+        }
+        guard let state = MediaState(rawValue: body.state) else {
+            throw Problem.badRequest("state must be requested, active or ended.", parameter: "state")
+        }
+        return try await writes.run(request, principal) { [store] connection in
+            try await InteractionRequest.open(id, for: principal, action: .media, store: store, on: connection)
+            let seq = try await store.setMedia(kind, state, from: principal, on: id, on: connection)
+            return try .json(MediaChange(seq: seq, kind: kind, state: state), status: 201)
+        }
+    }
+
+    @Sendable func end(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        return try await writes.run(request, principal) { [store] connection in
+            try await InteractionRequest.open(id, for: principal, action: .end, store: store, on: connection)
+            return try .json(try await store.close(id, as: .ended, reason: nil, on: connection))
+        }
+    }
+
+    struct FailBody: Decodable { let reason: String }
+
+    @Sendable func fail(_ request: Request, _ principal: Principal) async throws -> Response {
+        let id = try InteractionRequest.id(request)
+        let body = try request.decodeJSON(FailBody.self)
+        guard (1 ... 500).contains(body.reason.count) else {
+            throw Problem.badRequest("reason must be 1 to 500 characters.", parameter: "reason")
+        }
+        return try await writes.run(request, principal) { [store] connection in
+            try await InteractionRequest.open(id, for: principal, action: .fail, store: store, on: connection)
+            return try .json(try await store.close(id, as: .failed, reason: body.reason, on: connection))
+        }
+    }
+}

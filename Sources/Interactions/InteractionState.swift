@@ -1,0 +1,28 @@
+/// Where an interaction is in its life: `started`, then `ended` or `failed`, for good.
+public enum InteractionState: String, Sendable, Codable, CaseIterable {
+    case started
+    case ended
+    case failed
+
+    /// Whether messages, typing and media may still happen.
+    public var isOpen: Bool { self == .started }
+
+    /// What a request wants to do to an interaction.
+    public enum Action: Sendable, Equatable {
+        case message
+        case typing
+        case media
+        case end
+        case fail
+    }
+
+    /// The state after `action`, or nil when the action is not allowed in this state (→ 409).
+    public func after(_ action: Action) -> InteractionState? {
+        guard isOpen else { return nil }
+        switch action {
+        case .message, .typing, .media: return .started
+        case .end: return .ended
+        case .fail: return .failed
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Postgres
+
+/// The interactions schema: support sessions, their append-only event log, and idempotency records.
+public enum InteractionsMigrations {
+    /// Migrations owned by this module (versions 300–399).
+    public static let all: [Migration] = [
+        Migration(version: 300, name: "interactions", sql: """
+            CREATE TABLE interactions (
+                id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                customer_id text NOT NULL,
+                subject text,
+                state text NOT NULL DEFAULT 'started' CHECK (state IN ('started', 'ended', 'failed')),
+                failure_reason text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                ended_at timestamptz
+            );
+            CREATE INDEX interactions_by_tenant ON interactions (tenant_id, created_at DESC, id DESC);
+            CREATE INDEX interactions_by_customer ON interactions (tenant_id, customer_id, created_at DESC, id DESC);
+            CREATE TABLE interaction_events (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                interaction_id uuid NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
+                kind text NOT NULL CHECK (kind IN ('state', 'message', 'media')),
+                payload jsonb NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX interaction_events_log ON interaction_events (interaction_id, seq);
+            CREATE TABLE idempotency_keys (
+                tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                principal text NOT NULL,
+                key text NOT NULL,
+                request_hash bytea NOT NULL,
+                status int,
+                headers jsonb,
+                body bytea,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (tenant_id, principal, key)
+            );
+            CREATE INDEX idempotency_keys_age ON idempotency_keys (created_at);
+            """),
+    ]
+}
