@@ -1,0 +1,96 @@
+/// Fans events out per key to many subscribers, each with its own bounded `AsyncStream`.
+///
+/// For streams that clients follow live, e.g. the events of one customer-support interaction followed over SSE
+/// by every phone that has it open. Each ``subscribe(_:bufferLimit:)`` registers one stream; it is forgotten
+/// when its consumer stops iterating, drops it or is cancelled, when ``finish(_:)`` ends its key, or when it
+/// overflows.
+///
+/// Overflow: a stream buffers at most `bufferLimit` unread events (`.bufferingOldest`); the publish that finds
+/// the buffer full finishes the stream instead of dropping anything silently. The consumer still reads every
+/// buffered event, in order and with no gap, then sees the end and reconnects with the id of the last one; the
+/// event log replays the rest. (`.bufferingNewest` would keep the latest events instead, leaving a gap before
+/// them that a client's last event id could not reveal.) So the mistake to avoid is treating the end of a stream
+/// as "the interaction is over": it may only mean "you fell behind, reconnect".
+///
+/// Events published from one task arrive in that order at every subscriber. Concurrent publishes to one key are
+/// not ordered with each other, and two subscribers may see them in different orders: publish from a single
+/// task (e.g. the one dispatching the event log's notifications) where order matters.
+public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sendable {
+    /// Guards the registry. Never held while calling into a stream: `finish()` runs termination handlers, which
+    /// take this lock themselves.
+    private let registry = Locked(SubscriberRegistry<Key, Event>())
+
+    /// Creates a hub with no subscribers.
+    public init() {}
+
+    deinit {
+        // Nobody can publish any more: end the streams so their consumers don't wait forever. The termination
+        // handlers hold the hub weakly and do nothing now.
+        for subscribers in registry.withLock({ $0.removeAll() }).values {
+            for continuation in subscribers.values { continuation.finish() }
+        }
+    }
+
+    /// Registers a new subscriber of `key` and returns its stream, which receives the events published to `key`
+    /// from now on.
+    ///
+    /// - Parameter bufferLimit: how many unread events the stream holds before it is finished for falling behind
+    ///   (see the type's discussion); at least 1.
+    /// - Returns: a subscription whose stream is already finished if ``finishAll()`` has run.
+    public func subscribe(_ key: Key, bufferLimit: Int) -> Subscription {
+        precondition(bufferLimit > 0, "bufferLimit must be at least 1, got \(bufferLimit)")
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Event.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        let id = registry.withLock { $0.nextID() }
+        continuation.onTermination = { [weak self] _ in self?.forget(id, of: key) }
+        let added = registry.withLock { $0.add(continuation, id: id, for: key) }
+        if !added { continuation.finish() }
+        return Subscription(id: id, key: key, stream: stream)
+    }
+
+    /// Delivers `event` to every current subscriber of `key`; returns at once, without waiting for any consumer.
+    ///
+    /// A subscriber whose buffer is full is finished and forgotten instead. Publishing to a key nobody follows
+    /// does nothing.
+    public func publish(_ event: Event, to key: Key) {
+        let subscribers = registry.withLock { $0.subscribers(of: key) }
+        for continuation in subscribers.values {
+            if case .dropped = continuation.yield(event) {
+                continuation.finish()  // its termination handler forgets it
+            }
+        }
+    }
+
+    /// Finishes every stream of `key` and forgets them, e.g. when the interaction has ended. Consumers still read
+    /// what their streams had buffered, then see the end.
+    ///
+    /// A later ``subscribe(_:bufferLimit:)`` to `key` registers normally: refusing latecomers is the caller's job.
+    public func finish(_ key: Key) {
+        let subscribers = registry.withLock { $0.removeAll(for: key) }
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    /// Finishes every stream and closes the hub, for shutdown: later subscriptions get streams that are already
+    /// finished.
+    public func finishAll() {
+        let everyone = registry.withLock { $0.removeAll() }
+        for subscribers in everyone.values {
+            for continuation in subscribers.values { continuation.finish() }
+        }
+    }
+
+    /// How many subscribers the hub holds, over all keys.
+    public var subscriberCount: Int {
+        registry.withLock { $0.count }
+    }
+
+    /// How many subscribers follow `key`.
+    public func subscriberCount(for key: Key) -> Int {
+        registry.withLock { $0.count(for: key) }
+    }
+
+    /// Forgets a subscriber whose stream has terminated; releases its continuation after unlocking.
+    private func forget(_ id: UInt64, of key: Key) {
+        _ = registry.withLock { $0.remove(id, from: key) }
+    }
+}
