@@ -26,7 +26,7 @@ fi
 echo "== test" >&2
 # The cross-replica suite runs on its own afterwards: it checks that another process sees a write on its very
 # next read, which is a claim about a machine under normal load, not one saturated by the rest of the suite.
-quiet="FeedsAcrossProcessesTests"
+quiet="AcrossProcesses"
 scripts/with-temp-postgres.sh bash -c '
     "$0" test --skip-build --skip "$1" "${@:2}" && "$0" test --skip-build --filter "$1" "${@:2}"
 ' "$SWIFT" "$quiet" ${flags[@]+"${flags[@]}"} "$@"

@@ -1,5 +1,6 @@
 import Feeds
 import Foundation
+import Interactions
 import HTTPServer
 import Postgres
 import Coordination
@@ -31,7 +32,7 @@ public final class Application: Sendable {
         self.pool = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
                                  maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
         let listener = try? PostgresListener(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
-                                             channels: [FeedStore.channel])
+                                             channels: [FeedStore.channel, InteractionStore.channel])
         self.listener = listener
         let services = Services(configuration: configuration, pool: pool) { listener?.isConnected ?? false }
         self.services = services
@@ -51,6 +52,9 @@ public final class Application: Sendable {
         logger.info("listening", ["port": port])
         return port
     }
+
+    /// Live event-stream subscribers of this process (all interactions).
+    public var liveSubscribers: Int { services.interactionEvents.subscriberCount }
 
     /// The bound port while running.
     public var port: Int? { server.port }
@@ -77,24 +81,41 @@ public final class Application: Sendable {
         }
     }
 
-    /// Applies change notices from every replica (this one included) to the caches, in order.
+    /// Applies change notices from every replica (this one included): to the feed caches, and to the interaction
+    /// event streams — each by one task of its own, so each keeps the notices' order.
     private func startListening() {
         guard let listener else { return }
-        let events = listener.notifications()
+        let feedNotices = listener.notifications()
+        let interactionNotices = listener.notifications()
         let feeds = services.feeds
+        let interactions = services.interactionEvents
         let logger = logger
         let task = Task {
-            for await event in events {
-                switch event {
-                case .connected:
-                    break
-                case .notification(let notice) where notice.channel == FeedStore.channel:
-                    await feeds.apply(notice: notice.payload)
-                case .notification:
-                    break
-                case .reconnected:
-                    logger.warning("change-notice listener reconnected; dropping caches")
-                    await feeds.invalidateAll()
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    for await event in feedNotices {
+                        switch event {
+                        case .notification(let notice) where notice.channel == FeedStore.channel:
+                            await feeds.apply(notice: notice.payload)
+                        case .reconnected:
+                            logger.warning("change-notice listener reconnected; dropping feed caches")
+                            await feeds.invalidateAll()
+                        default:
+                            break
+                        }
+                    }
+                }
+                group.addTask {
+                    for await event in interactionNotices {
+                        switch event {
+                        case .notification(let notice) where notice.channel == InteractionStore.channel:
+                            await interactions.handle(notice: notice.payload)
+                        case .reconnected:
+                            await interactions.catchUp()
+                        default:
+                            break
+                        }
+                    }
                 }
             }
         }
@@ -114,6 +135,7 @@ public final class Application: Sendable {
     /// configured deadline, then the pool closes.
     public func shutdown() async {
         readiness.markDraining()
+        services.interactionEvents.finishAll()
         await server.shutdown(deadline: configuration.shutdownDeadline)
         migrationTask.withLock { $0 }?.cancel()
         await listener?.stop()

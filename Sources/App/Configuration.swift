@@ -22,6 +22,8 @@ public struct Configuration: Sendable {
     public var rateLimitPerMinute: Int
     /// Serves hot feed pages from memory (`FEED_CACHE`, default 1); 0 reads every page from Postgres (still deduped).
     public var feedCache: Bool
+    /// Interval of the heartbeat comment on event streams (`SSE_HEARTBEAT_SECONDS`).
+    public var heartbeat: Duration
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -29,7 +31,7 @@ public struct Configuration: Sendable {
     public init(server: ServerConfiguration = ServerConfiguration(), databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
-                feedCache: Bool = true, testRoutes: Bool = false) {
+                feedCache: Bool = true, heartbeat: Duration = .seconds(15), testRoutes: Bool = false) {
         self.server = server
         self.databaseURL = databaseURL
         self.poolSize = poolSize
@@ -39,6 +41,7 @@ public struct Configuration: Sendable {
         self.adminToken = adminToken
         self.rateLimitPerMinute = rateLimitPerMinute
         self.feedCache = feedCache
+        self.heartbeat = heartbeat
         self.testRoutes = testRoutes
     }
 
@@ -65,6 +68,7 @@ public struct Configuration: Sendable {
             adminToken: try reader.secret("SWITCHBOARD_ADMIN_TOKEN"),
             rateLimitPerMinute: try reader.integer("RATE_LIMIT_PER_MINUTE", default: 600, in: 0 ... 1_000_000),
             feedCache: try reader.integer("FEED_CACHE", default: 1, in: 0 ... 1) == 1,
+            heartbeat: .seconds(try reader.integer("SSE_HEARTBEAT_SECONDS", default: 15, in: 1 ... 3600)),
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
     }
 }

@@ -11,6 +11,7 @@ struct Services: Sendable {
     let tokens: TokenStore
     let guardian: AccessGuard
     let feeds: FeedService
+    let interactionEvents: InteractionEvents
 
     init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool) {
         accounts = AccountStore(pool: pool)
@@ -18,6 +19,7 @@ struct Services: Sendable {
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
         feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
+        interactionEvents = InteractionEvents(pool: pool)
     }
 }
 
@@ -38,7 +40,8 @@ enum Routes {
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
-        InteractionRoutes(pool: pool, guardian: services.guardian).register(on: &router)
+        InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents,
+                          heartbeat: configuration.heartbeat).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

@@ -10,12 +10,15 @@ public struct InteractionRoutes: Sendable {
     let store = InteractionStore()
     let writes: IdempotentWrites
     let guardian: AccessGuard
+    let streams: InteractionStreamRoute
 
-    /// Routes over `pool`, guarded by `guardian`.
-    public init(pool: PostgresPool, guardian: AccessGuard) {
+    /// Routes over `pool`, guarded by `guardian`; event streams come from `events`, with a heartbeat comment
+    /// every `heartbeat` so dead subscribers are noticed.
+    public init(pool: PostgresPool, guardian: AccessGuard, events: InteractionEvents, heartbeat: Duration = .seconds(15)) {
         self.pool = pool
         self.writes = IdempotentWrites(pool: pool)
         self.guardian = guardian
+        self.streams = InteractionStreamRoute(pool: pool, store: InteractionStore(), events: events, heartbeat: heartbeat)
     }
 
     /// Adds the routes to `router`.
@@ -29,6 +32,7 @@ public struct InteractionRoutes: Sendable {
         router.post("/v1/interactions/{id}/media", guardian.require(.session, media))
         router.post("/v1/interactions/{id}/end", guardian.require(.session, end))
         router.post("/v1/interactions/{id}/fail", guardian.require(.agent, fail))
+        router.get("/v1/interactions/{id}/events", guardian.require(.session, streams.stream))
     }
 
     struct CreateBody: Decodable { let subject: String? }

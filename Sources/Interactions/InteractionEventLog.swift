@@ -1,0 +1,49 @@
+import Foundation
+import Postgres
+
+/// One event as subscribers receive it: stored events carry their `seq` (the SSE `id`); typing does not.
+public struct InteractionStreamEvent: Sendable, Equatable {
+    /// The event's place in the interaction's log; nil for ephemeral events (typing).
+    public let seq: Int64?
+    /// `state`, `message`, `typing` or `media` (the SSE `event`).
+    public let kind: String
+    /// The JSON data.
+    public let data: String
+    /// Whether this is the interaction's last event (it ended or failed).
+    public let terminal: Bool
+}
+
+/// Reads the event log for replay and live dispatch.
+struct InteractionEventLog: Sendable {
+    let pool: PostgresPool
+
+    /// Stored events of `id` after `seq`, in order.
+    func events(of id: UUID, after seq: Int64) async throws -> [InteractionStreamEvent] {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                SELECT seq, kind, (payload || jsonb_build_object('created_at', created_at))::text AS data,
+                       kind = 'state' AND payload->>'state' <> 'started' AS terminal
+                FROM interaction_events WHERE interaction_id = $1::uuid AND seq > $2 ORDER BY seq
+                """, [id, seq])
+        }
+        return try rows.map { row in
+            InteractionStreamEvent(seq: try row.decode("seq"), kind: try row.decode("kind"), data: try row.decode("data"),
+                                   terminal: try row.decode("terminal"))
+        }
+    }
+
+    /// The interaction's current state as one `state` event, with the log's latest `seq` (read together).
+    func snapshot(of id: UUID) async throws -> InteractionStreamEvent? {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                SELECT i.state, jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
+                                                   'subject', i.subject, 'snapshot', true)::text AS data,
+                       (SELECT coalesce(max(seq), 0) FROM interaction_events WHERE interaction_id = i.id) AS seq
+                FROM interactions i WHERE i.id = $1::uuid
+                """, [id])
+        }
+        guard let row = rows.first else { return nil }
+        return InteractionStreamEvent(seq: try row.decode("seq"), kind: "state", data: try row.decode("data"),
+                                      terminal: try row.decode("state", as: String.self) != "started")
+    }
+}

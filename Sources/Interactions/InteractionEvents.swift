@@ -1,0 +1,77 @@
+import Coordination
+import Foundation
+import Postgres
+
+/// Live interaction events of this process: every subscriber has its own bounded stream (a `SubscriberHub`), fed by
+/// one dispatcher that turns change notices (ids only) into events read from the log, in `seq` order.
+///
+/// Notices from every replica arrive over the dedicated LISTEN connection; call `handle(notice:)` from ONE task
+/// (ordering), `catchUp()` after the listener reconnected (notices may have been missed), `finishAll()` at shutdown.
+public final class InteractionEvents: Sendable {
+    let log: InteractionEventLog
+    let hub = SubscriberHub<UUID, InteractionStreamEvent>()
+    /// Guards, per interaction with subscribers, the last `seq` handed to them (the catch-up point).
+    private let dispatched = Locked<[UUID: Int64]>([:])
+    /// How many events a subscriber may have waiting before its stream is closed (it then reconnects).
+    public let bufferLimit: Int
+
+    /// Events read through `pool`.
+    public init(pool: PostgresPool, bufferLimit: Int = 256) {
+        self.log = InteractionEventLog(pool: pool)
+        self.bufferLimit = bufferLimit
+    }
+
+    /// A new subscriber of `id`; subscribe before reading the replay, so nothing falls between the two.
+    public func subscribe(_ id: UUID) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription {
+        hub.subscribe(id, bufferLimit: bufferLimit)
+    }
+
+    /// A subscriber has replayed the log up to `seq`: live dispatch continues from at least there.
+    public func noteReplayed(_ id: UUID, through seq: Int64) {
+        dispatched.withLock { $0[id] = max($0[id] ?? seq, seq) }
+    }
+
+    /// Live subscribers, all interactions together (observable; back to zero when clients leave).
+    public var subscriberCount: Int { hub.subscriberCount }
+
+    /// Applies one change notice: `<id>:<seq>` (a stored event) or `typing:<id>:<0|1>:<role>:<user>`.
+    public func handle(notice: String) async {
+        let parts = notice.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.first == "typing" {
+            guard parts.count >= 5, let id = UUID(uuidString: String(parts[1])), hub.subscriberCount(for: id) > 0 else { return }
+            let data: [String: Any] = ["typing": parts[2] == "1", "sender_role": String(parts[3]),
+                                       "sender_id": parts[4...].joined(separator: ":"), "expires_in": 5]
+            let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            hub.publish(InteractionStreamEvent(seq: nil, kind: "typing", data: json, terminal: false), to: id)
+            return
+        }
+        guard parts.count == 2, let id = UUID(uuidString: String(parts[0])), let seq = Int64(parts[1]) else { return }
+        await dispatch(id, upTo: seq)
+    }
+
+    /// After missed notices: hands every subscribed interaction's newer events to its subscribers.
+    public func catchUp() async {
+        for id in dispatched.withLock({ Array($0.keys) }) { await dispatch(id, upTo: nil) }
+    }
+
+    /// Shutdown: ends every subscriber's stream.
+    public func finishAll() {
+        hub.finishAll()
+    }
+
+    private func dispatch(_ id: UUID, upTo seq: Int64?) async {
+        guard hub.subscriberCount(for: id) > 0 else {
+            _ = dispatched.withLock { $0.removeValue(forKey: id) }
+            return
+        }
+        let last = dispatched.withLock { $0[id] } ?? (seq.map { $0 - 1 } ?? 0)
+        if let seq, seq <= last { return }
+        guard let events = try? await log.events(of: id, after: last), !events.isEmpty else { return }
+        for event in events { hub.publish(event, to: id) }
+        dispatched.withLock { $0[id] = max($0[id] ?? last, events.last?.seq ?? last) }
+        if events.contains(where: \.terminal) {
+            hub.finish(id)
+            _ = dispatched.withLock { $0.removeValue(forKey: id) }
+        }
+    }
+}

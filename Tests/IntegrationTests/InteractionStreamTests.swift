@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+@Suite("Interactions over Server-Sent Events")
+struct InteractionStreamTests {
+    typealias People = InteractionsEndToEndTests.People
+
+    static func follow(_ app: TestApp, _ id: String, _ token: String, lastEventID: String? = nil) async throws -> EventStreamClient {
+        let port = app.port
+        return try await onThread {
+            try EventStreamClient(port: port, path: "/v1/interactions/\(id)/events", token: token, lastEventID: lastEventID)
+        }
+    }
+
+    @Test func twoSubscribersSeeTheWholeInteractionInOrderAndTheStreamEnds() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let customer = try await Self.follow(app, id, who.alice)
+        let agent = try await Self.follow(app, id, who.agent)
+        #expect(customer.status == 200 && agent.status == 200)
+        let snapshots = try await onThread { (try customer.events(1), try agent.events(1)) }
+        #expect(snapshots.0.first?.event == "state")
+        #expect(customer.json(snapshots.0[0])["state"] as? String == "started")
+        #expect(customer.retry == 2000)
+        #expect(await eventually { app.app.liveSubscribers == 2 })
+
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice, body: #"{"text":"Line one\nLine two"}"#).status == 201)
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/typing", token: who.agent, body: #"{"typing":true}"#).status == 202)
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/media", token: who.agent, body: #"{"kind":"screen","state":"requested"}"#).status == 201)
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/end", token: who.agent).status == 200)
+
+        for client in [customer, agent] {
+            let rest = try await onThread { try client.eventsUntilEnd() }
+            #expect(rest.map(\.event) == ["message", "typing", "media", "state"])
+            #expect(client.json(rest[0])["text"] as? String == "Line one\nLine two")
+            #expect(rest[1].id == nil)
+            #expect(client.json(rest[1])["typing"] as? Bool == true)
+            #expect(client.json(rest[3])["state"] as? String == "ended")
+            let ids = rest.compactMap { $0.id.flatMap { Int64($0) } }
+            #expect(ids == ids.sorted() && ids.count == 3)
+            #expect(client.ended)
+        }
+        #expect(await eventually { app.app.liveSubscribers == 0 })
+        await app.stop()
+    }
+
+    @Test func resumingWithLastEventIDLosesAndRepeatsNothing() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let writer = Task {
+            for n in 0 ..< 60 {
+                _ = try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"m\#(n)"}"#)
+            }
+        }
+        var seen: [String] = []
+        var lastID: String?
+        // Follow, drop the connection after a few events, resume from the last id — while messages keep coming.
+        for _ in 0 ..< 4 {
+            let client = try await Self.follow(app, id, who.alice, lastEventID: lastID)
+            let wanted = lastID == nil ? 6 : 5
+            let events = try await onThread { try client.events(wanted) }
+            client.socket.shutdownAndClose()
+            for event in events where event.event == "message" { seen.append(client.json(event)["text"] as? String ?? "?") }
+            lastID = events.last(where: { $0.id != nil })?.id ?? lastID
+        }
+        try await writer.value
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/end", token: who.alice).status == 200)
+        let last = try await Self.follow(app, id, who.alice, lastEventID: lastID)
+        let tail = try await onThread { try last.eventsUntilEnd() }
+        for event in tail where event.event == "message" { seen.append(last.json(event)["text"] as? String ?? "?") }
+        #expect(tail.last?.event == "state")
+        #expect(seen == (0 ..< 60).map { "m\($0)" })
+        await app.stop()
+    }
+
+    @Test func anotherCustomersStreamIsNotFoundAndBadIDsAre400() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let response = try await app.call("GET", "/v1/interactions/\(id)/events", token: who.bob)
+        #expect(response.status == 404)
+        #expect(try await app.call("GET", "/v1/interactions/\(id)/events?last_event_id=abc", token: who.alice).status == 400)
+        #expect(try await app.call("GET", "/v1/interactions/\(id)/events").status == 401)
+        await app.stop()
+    }
+
+    @Test func subscribersThatLeaveAreCountedOut() async throws {
+        let app = try await TestApp.start(heartbeat: .milliseconds(200))
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        var clients: [EventStreamClient] = []
+        for _ in 0 ..< 5 { clients.append(try await Self.follow(app, id, who.alice)) }
+        for client in clients { _ = try await onThread { try client.events(1) } }
+        #expect(await eventually { app.app.liveSubscribers == 5 })
+        for client in clients { client.socket.shutdownAndClose() }
+        #expect(await eventually(timeout: .seconds(10)) { app.app.liveSubscribers == 0 })
+        await app.stop()
+    }
+
+    @Test func anEndedInteractionStreamsItsFinalStateAndCloses() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/fail", token: who.agent, body: #"{"reason":"network"}"#).status == 200)
+        let client = try await Self.follow(app, id, who.alice)
+        let events = try await onThread { try client.eventsUntilEnd() }
+        #expect(events.count == 1)
+        #expect(client.json(events[0])["state"] as? String == "failed")
+        #expect(client.json(events[0])["failure_reason"] as? String == "network")
+        await app.stop()
+    }
+}
+
+@Suite("Interaction events across replicas")
+struct InteractionStreamAcrossProcessesTests {
+    @Test func subscribeOnOneProcessPostOnAnother() async throws {
+        let database = try await TestDatabase.create()
+        let settings = ["DATABASE_URL": database.url, "SWITCHBOARD_ADMIN_TOKEN": TestApp.adminToken, "LOG_LEVEL": "info",
+                        "RATE_LIMIT_PER_MINUTE": "0"]
+        let a = try await SignalTests.launch(extra: settings)
+        let b = try await SignalTests.launch(extra: settings)
+        for server in [a, b] {
+            #expect(await eventually(timeout: .seconds(20)) {
+                (try? await request(port: server.port, "GET", "/readyz").status) == 200
+            })
+        }
+        func call(_ port: Int, _ method: String, _ path: String, _ token: String, _ body: String? = nil) async throws -> RawResponse {
+            try await request(port: port, method, path, headers: ["Authorization": "Bearer \(token)"], body: body)
+        }
+        let apiKey = try await call(a.port, "POST", "/v1/admin/tenants", TestApp.adminToken, #"{"name":"R"}"#).json()["api_key"] as? String ?? ""
+        let alice = try await call(a.port, "POST", "/v1/sessions", apiKey, #"{"user_id":"alice","role":"customer"}"#).json()["token"] as? String ?? ""
+        let id = try await call(a.port, "POST", "/v1/interactions", alice, #"{"subject":"x"}"#).json()["id"] as? String ?? ""
+        let port = a.port
+        let client = try await onThread { try EventStreamClient(port: port, path: "/v1/interactions/\(id)/events", token: alice) }
+        _ = try await onThread { try client.events(1) }
+        #expect(try await call(b.port, "POST", "/v1/interactions/\(id)/messages", alice, #"{"text":"via B"}"#).status == 201)
+        let arrived = try await onThread { try client.events(1, timeout: 10) }
+        #expect(arrived.first?.event == "message")
+        #expect(client.json(arrived[0])["text"] as? String == "via B")
+        for server in [a, b] { server.child.signal(SIGTERM) }
+        for server in [a, b] { _ = try await onThread { _ = server.child.readToEnd(); return server.child.wait() } }
+        await database.drop()
+    }
+}
