@@ -23,6 +23,8 @@ public final class Application: Sendable {
     private let listener: PostgresListener?
     /// Guards the task that applies change notices.
     private let noticeTask = Locked<Task<Void, Never>?>(nil)
+    /// Guards the hourly housekeeping task (pruning idempotency records older than 25 hours).
+    private let housekeeping = Locked<Task<Void, Never>?>(nil)
 
     /// Wires the service; nothing runs until `start()`.
     public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all) {
@@ -49,6 +51,16 @@ public final class Application: Sendable {
         let port = try server.start()
         let task = Task { [self] in await applyMigrations() }
         migrationTask.withLock { $0 = task }
+        let writes = IdempotentWrites(pool: pool)
+        let logger = logger
+        let prune = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(3600))
+                if Task.isCancelled { return }
+                do { _ = try await writes.prune() } catch { logger.warning("idempotency pruning failed", ["error": "\(error)"]) }
+            }
+        }
+        housekeeping.withLock { $0 = prune }
         logger.info("listening", ["port": port])
         return port
     }
@@ -138,6 +150,7 @@ public final class Application: Sendable {
         services.interactionEvents.finishAll()
         await server.shutdown(deadline: configuration.shutdownDeadline)
         migrationTask.withLock { $0 }?.cancel()
+        housekeeping.withLock { $0 }?.cancel()
         await listener?.stop()
         await noticeTask.withLock { $0 }?.value
         await pool.close()

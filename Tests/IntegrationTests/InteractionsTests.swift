@@ -1,4 +1,5 @@
 import Foundation
+import Interactions
 import Testing
 
 @Suite("Interactions: lifecycle, messages, isolation, idempotency")
@@ -158,6 +159,26 @@ struct InteractionsEndToEndTests {
         #expect(racing.allSatisfy { $0 == 201 })
         let texts = try await app.database.query("SELECT payload->>'text' AS text FROM interaction_events WHERE kind = 'message' ORDER BY seq")
         #expect(try texts.map { try $0.decode("text", as: String.self) } == ["once", "race"])
+        await app.stop()
+    }
+}
+
+@Suite("Idempotency records")
+struct IdempotencyPruningTests {
+    @Test func recordsAreKeptADayAndThenPruned() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        for key in ["old", "fresh"] {
+            #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice,
+                                       headers: ["Idempotency-Key": key], body: #"{"text":"\#(key)"}"#).status == 201)
+        }
+        _ = try await app.database.query("UPDATE idempotency_keys SET created_at = now() - interval '26 hours' WHERE key = 'old'")
+        _ = try await app.database.query("UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = 'fresh'")
+        let pruned = try await IdempotentWrites(pool: app.app.pool).prune()
+        #expect(pruned == 1)
+        let left = try await app.database.query("SELECT key FROM idempotency_keys")
+        #expect(try left.map { try $0.decode("key", as: String.self) } == ["fresh"])
         await app.stop()
     }
 }
