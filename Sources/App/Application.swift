@@ -16,6 +16,7 @@ public final class Application: Sendable {
     let readiness = Readiness()
     let services: Services
     private let server: HTTPServer
+    private let streamServer: HTTPServer?
     private let migrations: [Migration]
     /// Guards the background task that applies migrations until the database lets it.
     private let migrationTask = Locked<Task<Void, Never>?>(nil)
@@ -42,6 +43,9 @@ public final class Application: Sendable {
                                    services: services)
         self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
                                  immediate: router.respondImmediately(to:))
+        self.streamServer = configuration.streamServer.map {
+            HTTPServer(configuration: $0, responder: router.respond(to:), immediate: router.respondImmediately(to:))
+        }
     }
 
     /// Starts serving and applying migrations (retried until the database is reachable); returns the port.
@@ -49,6 +53,10 @@ public final class Application: Sendable {
     public func start() async throws -> Int {
         startListening()
         let port = try server.start()
+        if let streamServer {
+            let streamPort = try streamServer.start()
+            logger.info("listening for event streams", ["port": streamPort])
+        }
         let task = Task { [self] in await applyMigrations() }
         migrationTask.withLock { $0 = task }
         let writes = IdempotentWrites(pool: pool)
@@ -70,6 +78,9 @@ public final class Application: Sendable {
 
     /// The bound port while running.
     public var port: Int? { server.port }
+
+    /// The event-stream listener's bound port, when there is one.
+    public var streamPort: Int? { streamServer?.port }
 
     /// Waits until migrations are applied (tests use this before they touch the schema).
     public func waitUntilMigrated() async {
@@ -148,7 +159,9 @@ public final class Application: Sendable {
     public func shutdown() async {
         readiness.markDraining()
         services.interactionEvents.finishAll()
+        async let streams: Void = streamServer?.shutdown(deadline: configuration.shutdownDeadline) ?? ()
         await server.shutdown(deadline: configuration.shutdownDeadline)
+        await streams
         migrationTask.withLock { $0 }?.cancel()
         housekeeping.withLock { $0 }?.cancel()
         await listener?.stop()

@@ -6,6 +6,12 @@ public struct Configuration: Sendable {
     /// HTTP listener settings (`HOST`, `PORT`, `HTTP_THREADS`, `HTTP_CONNECTION_LIMIT`, `HTTP_IDLE_TIMEOUT_SECONDS`,
     /// `BODY_LIMIT_BYTES`).
     public var server: ServerConfiguration
+    /// The second listener, for event streams (`STREAM_PORT`; default `PORT`+1, or a free port when `PORT` is 0).
+    /// Thousands of idle streams are suspended connections, and libmicrohttpd walks its list of suspended connections
+    /// on every resume, so streams get a daemon of their own and API requests stay fast. Every route is served on
+    /// both; route `/v1/interactions/*/events` to this port at the load balancer. Nil (`STREAM_PORT=off`) serves
+    /// everything on `PORT`.
+    public var streamServer: ServerConfiguration?
     /// libpq connection string or URI (`DATABASE_URL`).
     public var databaseURL: String
     /// Most Postgres connections held by this process (`DATABASE_POOL_SIZE`).
@@ -28,11 +34,13 @@ public struct Configuration: Sendable {
     public var testRoutes: Bool
 
     /// Creates a configuration with the given values (tests) — see `fromEnvironment` for the service's defaults.
-    public init(server: ServerConfiguration = ServerConfiguration(), databaseURL: String,
+    public init(server: ServerConfiguration = ServerConfiguration(), streamServer: ServerConfiguration? = nil,
+                databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), testRoutes: Bool = false) {
         self.server = server
+        self.streamServer = streamServer
         self.databaseURL = databaseURL
         self.poolSize = poolSize
         self.poolTimeout = poolTimeout
@@ -56,11 +64,19 @@ public struct Configuration: Sendable {
         server.connectionLimit = try reader.integer("HTTP_CONNECTION_LIMIT", default: 16_384, in: 1 ... 1_000_000)
         server.idleTimeoutSeconds = try reader.integer("HTTP_IDLE_TIMEOUT_SECONDS", default: 60, in: 1 ... 86_400)
         server.bodyLimit = try reader.integer("BODY_LIMIT_BYTES", default: 1 << 20, in: 1 ... 1 << 30)
+        var streams: ServerConfiguration? = server
+        streams?.connectionMemoryLimit = 8 * 1024
+        if reader.string("STREAM_PORT")?.lowercased() == "off" {
+            streams = nil
+        } else {
+            let defaultPort = server.port == 0 ? 0 : min(65535, server.port + 1)
+            streams?.port = try reader.integer("STREAM_PORT", default: defaultPort, in: 0 ... 65535)
+        }
         guard let databaseURL = reader.string("DATABASE_URL"), !databaseURL.isEmpty else {
             throw ConfigurationError(variable: "DATABASE_URL", problem: "is required (a libpq connection string or URI)")
         }
         return Configuration(
-            server: server, databaseURL: databaseURL,
+            server: server, streamServer: streams, databaseURL: databaseURL,
             poolSize: try reader.integer("DATABASE_POOL_SIZE", default: 10, in: 1 ... 1000),
             poolTimeout: .milliseconds(try reader.integer("DATABASE_POOL_TIMEOUT_MS", default: 5000, in: 1 ... 600_000)),
             logLevel: try reader.logLevel("LOG_LEVEL", default: .info),

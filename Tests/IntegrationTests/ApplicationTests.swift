@@ -76,6 +76,9 @@ struct ApplicationTests {
         #expect(configuration.server.bodyLimit == 1 << 20)
         #expect(configuration.poolSize == 10)
         #expect(configuration.logLevel == .info)
+        #expect(configuration.streamServer?.port == 8081)
+        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "x", "STREAM_PORT": "off"]).streamServer == nil)
+        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "x", "PORT": "0"]).streamServer?.port == 0)
         #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment([:]) }
     }
 }

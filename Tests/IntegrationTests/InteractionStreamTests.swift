@@ -49,20 +49,24 @@ struct InteractionStreamTests {
         let app = try await TestApp.start()
         let who = try await InteractionsEndToEndTests.people(app)
         let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        // The first connection takes the snapshot before any message exists; then messages start flowing.
+        let first = try await Self.follow(app, id, who.alice)
+        let snapshot = try await onThread { try first.events(1) }
+        var lastID = snapshot.first?.id
         let writer = Task {
             for n in 0 ..< 60 {
                 _ = try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"m\#(n)"}"#)
             }
         }
         var seen: [String] = []
-        var lastID: String?
-        // Follow, drop the connection after a few events, resume from the last id — while messages keep coming.
-        for _ in 0 ..< 4 {
-            let client = try await Self.follow(app, id, who.alice, lastEventID: lastID)
-            let wanted = lastID == nil ? 6 : 5
-            let events = try await onThread { try client.events(wanted) }
-            client.socket.shutdownAndClose()
-            for event in events where event.event == "message" { seen.append(client.json(event)["text"] as? String ?? "?") }
+        // Read a few events, drop the connection, resume from the last id — while messages keep coming.
+        var client = first
+        for round in 0 ..< 4 {
+            if round > 0 { client = try await Self.follow(app, id, who.alice, lastEventID: lastID) }
+            let current = client
+            let events = try await onThread { try current.events(5) }
+            current.socket.shutdownAndClose()
+            for event in events where event.event == "message" { seen.append(current.json(event)["text"] as? String ?? "?") }
             lastID = events.last(where: { $0.id != nil })?.id ?? lastID
         }
         try await writer.value
@@ -96,6 +100,23 @@ struct InteractionStreamTests {
         #expect(await eventually { app.app.liveSubscribers == 5 })
         for client in clients { client.socket.shutdownAndClose() }
         #expect(await eventually(timeout: .seconds(10)) { app.app.liveSubscribers == 0 })
+        await app.stop()
+    }
+
+    @Test func streamsAreServedOnTheirOwnListenerToo() async throws {
+        let app = try await TestApp.start(streamListener: true)
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let streamPort = try #require(app.app.streamPort)
+        #expect(streamPort != app.port)
+        let client = try await onThread {
+            try EventStreamClient(port: streamPort, path: "/v1/interactions/\(id)/events", token: who.alice)
+        }
+        #expect(client.status == 200)
+        _ = try await onThread { try client.events(1) }
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"hi"}"#).status == 201)
+        let next = try await onThread { try client.events(1) }
+        #expect(next.first?.event == "message")
         await app.stop()
     }
 

@@ -56,11 +56,14 @@ struct TestApp: Sendable {
     let log: LogCapture
 
     static func start(rateLimitPerMinute: Int = 0, adminToken: String? = TestApp.adminToken,
-                      database: TestDatabase? = nil, heartbeat: Duration = .seconds(15)) async throws -> TestApp {
+                      database: TestDatabase? = nil, heartbeat: Duration = .seconds(15),
+                      streamListener: Bool = false) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         let configuration = Configuration(
-            server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), databaseURL: database.url,
+            server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+            streamServer: streamListener ? ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2) : nil,
+            databaseURL: database.url,
             poolSize: 8, poolTimeout: .seconds(5), logLevel: .debug, adminToken: adminToken,
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
