@@ -4,7 +4,7 @@ SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 PG_DIR ?= $(CURDIR)/.data/pg
 PG_PORT ?= 5432
 
-.PHONY: run test test-tsan build deps bench clean-data
+.PHONY: run test test-tsan build deps bench bench-sse clean-data
 
 ## Installs missing system packages, starts a private PostgreSQL under .data/ when DATABASE_URL is unset,
 ## builds the release binary and serves on :8080 (PORT to change).
@@ -37,6 +37,12 @@ bench: deps
 	@scripts/ensure-deps.sh wrk curl
 	$(SWIFT) build -c release
 	SWIFT="$(SWIFT)" scripts/with-temp-postgres.sh bench/run.sh
+
+## SSE fan-out: 10,000 subscribers on one process (results in bench/out/sse.md).
+bench-sse: deps
+	@scripts/ensure-deps.sh wrk curl
+	$(SWIFT) build -c release
+	SWIFT="$(SWIFT)" scripts/with-temp-postgres.sh bench/run.sh sse
 
 clean-data:
 	scripts/pg.sh stop "$(PG_DIR)"
