@@ -22,7 +22,7 @@ bench_pick_port port 18490
 bench_pick_port stream_port $((port + 1))
 bench_start_server switchboard "http://127.0.0.1:$port/readyz" -- env PORT="$port" STREAM_PORT="$stream_port" HOST=127.0.0.1 \
     DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN \
-    HTTP_CONNECTION_LIMIT=30000 "$SB_BIN"
+    HTTP_CONNECTION_LIMIT=30000 ${SSE_SERVER_ENV:-} "$SB_BIN"
 pid=${BENCH_PIDS[-1]}
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
 

@@ -34,10 +34,22 @@ public final class Application: Sendable {
         self.migrations = migrations
         self.pool = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
                                  maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
-        let listener = try? PostgresListener(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
-                                             channels: [FeedStore.channel, InteractionStore.channel])
+        // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
+        // read here right after another replica acknowledged its write does not get the old page.
+        let staleMarks = Locked<FeedService?>(nil)
+        let listener = try? PostgresListener(
+            configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
+            channels: [FeedStore.channel, InteractionStore.channel],
+            inline: { notices in
+                guard let feeds = staleMarks.withLock({ $0 }) else { return }
+                for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
+            })
         self.listener = listener
-        let services = Services(configuration: configuration, pool: pool) { listener?.isConnected ?? false }
+        let services = Services(configuration: configuration, pool: pool,
+                                listening: { listener?.isConnected ?? false },
+                                unreadNotices: { listener?.hasUnreadNotices ?? false })
+        staleMarks.withLock { $0 = services.feeds }
+        readiness.listening.withLock { $0 = { listener?.isConnected ?? false } }
         self.services = services
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
                                    services: services)

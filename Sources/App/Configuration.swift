@@ -66,6 +66,7 @@ public struct Configuration: Sendable {
         server.bodyLimit = try reader.integer("BODY_LIMIT_BYTES", default: 1 << 20, in: 1 ... 1 << 30)
         var streams: ServerConfiguration? = server
         streams?.connectionMemoryLimit = 8 * 1024
+        streams?.streamBlockSize = 1024
         if reader.string("STREAM_PORT")?.lowercased() == "off" {
             streams = nil
         } else {

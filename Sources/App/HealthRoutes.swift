@@ -24,6 +24,10 @@ struct HealthRoutes {
         guard readiness.isMigrated else {
             throw Problem.serviceUnavailable("Database migrations have not been applied yet.")
         }
+        guard readiness.isListening else {
+            // Without change notices this replica could serve pages other replicas have changed.
+            throw Problem.serviceUnavailable("The change-notice listener is not connected.")
+        }
         do {
             _ = try await pool.withConnection { connection in try await connection.query("SELECT 1") }
         } catch {

@@ -13,13 +13,15 @@ struct Services: Sendable {
     let feeds: FeedService
     let interactionEvents: InteractionEvents
 
-    init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool) {
+    init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool,
+         unreadNotices: @escaping @Sendable () -> Bool) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
-        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
-        interactionEvents = InteractionEvents(pool: pool)
+        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening,
+                            unreadNotices: unreadNotices)
+        interactionEvents = InteractionEvents(pool: pool, heartbeat: configuration.heartbeat)
     }
 }
 
@@ -40,8 +42,8 @@ enum Routes {
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
-        InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents,
-                          heartbeat: configuration.heartbeat).register(on: &router)
+        InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents)
+            .register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

@@ -52,6 +52,16 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     ///
     /// A subscriber whose buffer is full is finished and forgotten instead. Publishing to a key nobody follows
     /// does nothing.
+    /// Yields `event` to every subscriber of every key (a heartbeat, say); one call instead of a timer each.
+    public func publishToAll(_ event: Event) {
+        let everyone = registry.withLock { $0.everyone }
+        for subscribers in everyone.values {
+            for continuation in subscribers.values {
+                if case .dropped = continuation.yield(event) { continuation.finish() }
+            }
+        }
+    }
+
     public func publish(_ event: Event, to key: Key) {
         let subscribers = registry.withLock { $0.subscribers(of: key) }
         for continuation in subscribers.values {

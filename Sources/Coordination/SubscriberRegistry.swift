@@ -51,6 +51,9 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
     }
 
     /// The current subscribers of `key`, as a snapshot.
+    /// Every key's subscribers (a copy-on-write snapshot).
+    var everyone: [Key: [UInt64: Continuation]] { byKey }
+
     func subscribers(of key: Key) -> [UInt64: Continuation] {
         byKey[key] ?? [:]
     }

@@ -5,12 +5,17 @@ import Foundation
 /// from memory until a write to its feed commits — here, or on another replica (via the change notices).
 public final class FeedService: Sendable {
     let store: FeedStore
-    let pages: RequestCoordinator<FeedPageKey, FeedPageResult>
+    let pages: RequestCoordinator<FeedPageKey, StampedPage>
+    /// Guards each feed's change count: bumped the moment a change is known (before the caches are invalidated),
+    /// and stamped on every page as its load starts, so a page loaded before a change is never served after it.
+    private let epochs = Locked<[FeedAddress: UInt64]>([:])
     /// Guards, per feed, the page keys that may be cached or loading, so a write can invalidate them all.
     private let pageKeys = Locked<[FeedAddress: Set<FeedPageKey>]>([:])
     private let echoes = NoticeEchoes()
     /// Whether change notices come back to this process (a listener runs); writes then wait for their echo.
     private let listening: @Sendable () -> Bool
+    /// Whether change notices have arrived that the listener has not read yet (caches are not trusted then).
+    private let unreadNotices: @Sendable () -> Bool
     private let echoTimeout: Duration
 
     /// A service over `store`; `caching: false` keeps dedup but serves every read from Postgres.
@@ -18,23 +23,59 @@ public final class FeedService: Sendable {
     /// `listening` tells whether this process's change-notice listener is connected; while it is, a write is
     /// acknowledged only once its notice has come back (at most `echoTimeout` later), see `NoticeEchoes`.
     public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000,
-                listening: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500)) {
+                listening: @escaping @Sendable () -> Bool = { false },
+                unreadNotices: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500)) {
         self.store = store
         self.listening = listening
+        self.unreadNotices = unreadNotices
         self.echoTimeout = echoTimeout
         self.pages = RequestCoordinator(caching: caching ? .untilInvalidated(maxEntries: maxCachedPages) : .disabled)
     }
 
-    /// The page for `key`, from memory when cached, else loaded once for all concurrent callers.
-    public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
-        if let cached = pages.cachedValue(for: key) { return cached }
-        remember(key)
-        return try await pages.value(for: key) { [store] key in try await store.page(key) }
+    /// A page with the feed's change count when its load started.
+    struct StampedPage: Sendable {
+        let result: FeedPageResult
+        let epoch: UInt64
     }
 
-    /// The page for `key` if it is in memory now (for the synchronous fast path).
+    /// The page for `key`, from memory when cached and current, else loaded once for all concurrent callers.
+    public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
+        if let cached = cachedPage(key) { return cached }
+        if unreadNotices() { return try await store.page(key) } // a change may be in flight: read it fresh
+        remember(key)
+        let epoch = self.epoch(of: key.feed)
+        let stamped = try await pages.value(for: key) { [store] key in
+            StampedPage(result: try await store.page(key), epoch: epoch)
+        }
+        if stamped.epoch == self.epoch(of: key.feed) { return stamped.result }
+        // Loaded (or cached) before a change this process has heard of: drop it and load again.
+        await pages.invalidate(key)
+        return try await pages.value(for: key) { [store, epoch = self.epoch(of: key.feed)] key in
+            StampedPage(result: try await store.page(key), epoch: epoch)
+        }.result
+    }
+
+    /// The page for `key` if it is in memory now and still current (for the synchronous fast path).
     public func cachedPage(_ key: FeedPageKey) -> FeedPageResult? {
-        pages.cachedValue(for: key)
+        guard let stamped = pages.cachedValue(for: key), stamped.epoch == epoch(of: key.feed), !unreadNotices() else {
+            return nil
+        }
+        return stamped.result
+    }
+
+    private func epoch(of feed: FeedAddress) -> UInt64 {
+        epochs.withLock { $0[feed] ?? 0 }
+    }
+
+    /// Marks `feed` changed at once, without waiting for anything: cached pages of it stop being served.
+    /// Called inline by the change-notice listener, and by this process's own writes.
+    public func markChanged(notice: String) {
+        guard let feed = FeedAddress(notice: notice) else { return }
+        markChanged(feed)
+    }
+
+    func markChanged(_ feed: FeedAddress) {
+        epochs.withLock { $0[feed, default: 0] &+= 1 }
     }
 
     /// Adds an item; returns once it is committed and this replica's cache no longer holds the feed's old pages.
@@ -76,6 +117,7 @@ public final class FeedService: Sendable {
             echoes.forget(notice)
             return result
         }
+        markChanged(feed)
         await invalidate(feed)
         if waitForEcho { await echoes.wait(for: notice, timeout: echoTimeout) }
         return result

@@ -91,11 +91,18 @@ final class ServerCore: Sendable {
             let response = await self.respond(to: request)
             context.deliver(response)
             if case .stream(let body) = response.body {
-                await self.produce(body, into: context)
+                // A fresh task produces the body: this one's stack grew through routing, middleware and the
+                // handler's queries, and a task keeps its stack memory until it ends — for a stream, hours.
+                let producer = Task { await self.produce(body, into: context) }
+                let cancelNow = context.state.withLock { state -> Bool in
+                    state.task = producer
+                    return state.cancelRequested
+                }
+                if cancelNow { producer.cancel() }
             }
         }
         let cancelNow = context.state.withLock { state -> Bool in
-            state.task = task
+            if state.task == nil { state.task = task } // else a stream's producer is already there
             return state.cancelRequested
         }
         if cancelNow { task.cancel() }

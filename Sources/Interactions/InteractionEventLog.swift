@@ -11,6 +11,12 @@ public struct InteractionStreamEvent: Sendable, Equatable {
     public let data: String
     /// Whether this is the interaction's last event (it ended or failed).
     public let terminal: Bool
+
+    /// Not an event: a keep-alive the stream writes as a comment, so dead subscribers are noticed.
+    static let heartbeat = InteractionStreamEvent(seq: nil, kind: "", data: "", terminal: false)
+
+    /// Whether this is the keep-alive.
+    var isHeartbeat: Bool { kind.isEmpty }
 }
 
 /// Reads the event log for replay and live dispatch.

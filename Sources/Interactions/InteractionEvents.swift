@@ -14,11 +14,25 @@ public final class InteractionEvents: Sendable {
     private let dispatched = Locked<[UUID: Int64]>([:])
     /// How many events a subscriber may have waiting before its stream is closed (it then reconnects).
     public let bufferLimit: Int
+    /// Guards the one task that sends every subscriber a heartbeat (one timer for all, not one per stream).
+    private let heartbeats = Locked<Task<Void, Never>?>(nil)
 
-    /// Events read through `pool`.
-    public init(pool: PostgresPool, bufferLimit: Int = 256) {
+    /// Events read through `pool`; every subscriber gets a heartbeat each `heartbeat`.
+    public init(pool: PostgresPool, bufferLimit: Int = 256, heartbeat: Duration = .seconds(15)) {
         self.log = InteractionEventLog(pool: pool)
         self.bufferLimit = bufferLimit
+        let hub = self.hub
+        let task = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: heartbeat)
+                hub.publishToAll(InteractionStreamEvent.heartbeat)
+            }
+        }
+        heartbeats.withLock { $0 = task }
+    }
+
+    deinit {
+        heartbeats.withLock { $0 }?.cancel()
     }
 
     /// A new subscriber of `id`; subscribe before reading the replay, so nothing falls between the two.
@@ -54,8 +68,9 @@ public final class InteractionEvents: Sendable {
         for id in dispatched.withLock({ Array($0.keys) }) { await dispatch(id, upTo: nil) }
     }
 
-    /// Shutdown: ends every subscriber's stream.
+    /// Shutdown: ends every subscriber's stream and the heartbeats.
     public func finishAll() {
+        heartbeats.withLock { $0 }?.cancel()
         hub.finishAll()
     }
 

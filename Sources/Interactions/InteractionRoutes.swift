@@ -12,13 +12,12 @@ public struct InteractionRoutes: Sendable {
     let guardian: AccessGuard
     let streams: InteractionStreamRoute
 
-    /// Routes over `pool`, guarded by `guardian`; event streams come from `events`, with a heartbeat comment
-    /// every `heartbeat` so dead subscribers are noticed.
-    public init(pool: PostgresPool, guardian: AccessGuard, events: InteractionEvents, heartbeat: Duration = .seconds(15)) {
+    /// Routes over `pool`, guarded by `guardian`; event streams come from `events`.
+    public init(pool: PostgresPool, guardian: AccessGuard, events: InteractionEvents) {
         self.pool = pool
         self.writes = IdempotentWrites(pool: pool)
         self.guardian = guardian
-        self.streams = InteractionStreamRoute(pool: pool, store: InteractionStore(), events: events, heartbeat: heartbeat)
+        self.streams = InteractionStreamRoute(pool: pool, store: InteractionStore(), events: events)
     }
 
     /// Adds the routes to `router`.

@@ -14,7 +14,6 @@ struct InteractionStreamRoute: Sendable {
     let pool: PostgresPool
     let store: InteractionStore
     let events: InteractionEvents
-    let heartbeat: Duration
     /// Milliseconds a client should wait before reconnecting (the `retry:` field).
     let retryMilliseconds = 2000
 
@@ -36,19 +35,16 @@ struct InteractionStreamRoute: Sendable {
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
         events.noteReplayed(id, through: replayedThrough)
         let finished = replay.contains(where: \.terminal)
-        let body = StreamedBody { [heartbeat, retryMilliseconds] writer in
+        let body = StreamedBody { [retryMilliseconds] writer in
             try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))
             for event in replay { try await writer.write(InteractionStreamRoute.encode(event)) }
             if finished { return }
-            let beats = Task {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: heartbeat)
-                    try await writer.write(ServerSentEvent.comment("heartbeat"))
-                }
-            }
-            defer { beats.cancel() }
             var sentThrough = replayedThrough
             for await event in subscription.stream {
+                if event.isHeartbeat {
+                    try await writer.write(InteractionStreamRoute.heartbeat)
+                    continue
+                }
                 if let seq = event.seq {
                     if seq <= sentThrough { continue }
                     sentThrough = seq
@@ -61,6 +57,8 @@ struct InteractionStreamRoute: Sendable {
                                                "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
                         stream: body)
     }
+
+    static let heartbeat = ServerSentEvent.comment("heartbeat")
 
     static func encode(_ event: InteractionStreamEvent) -> [UInt8] {
         ServerSentEvent(id: event.seq.map(String.init), event: event.kind, data: event.data).encoded()

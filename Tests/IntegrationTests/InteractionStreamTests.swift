@@ -165,3 +165,27 @@ struct InteractionStreamAcrossProcessesTests {
         await database.drop()
     }
 }
+
+@Suite("Interaction events after a lost listener")
+struct InteractionStreamCatchUpTests {
+    @Test func eventsCommittedWhileTheListenerWasDownStillArrive() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let client = try await InteractionStreamTests.follow(app, id, who.alice)
+        _ = try await onThread { try client.events(1) }
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"before"}"#).status == 201)
+        #expect(try await onThread { try client.events(1) }.first.map { client.json($0)["text"] as? String } == "before")
+
+        // Cut the process's LISTEN connection, and write while it is gone: that notice never reaches this process.
+        let killed = try await app.database.query("""
+            SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND query LIKE 'LISTEN%'
+            """)
+        #expect(try killed[0].decode("n", as: Int64.self) == 1)
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"during"}"#).status == 201)
+        let caughtUp = try await onThread { try client.events(1, timeout: 15) }
+        #expect(caughtUp.first.map { client.json($0)["text"] as? String } == "during")
+        await app.stop()
+    }
+}

@@ -37,11 +37,12 @@ extension PostgresListener {
     /// Announces the connection, passes its notifications on until it breaks or the task is cancelled, then
     /// closes it.
     private func relay(from connection: PostgresConnection) async {
-        state.withLock { $0.connected(backendPID: connection.backendPID) }
+        state.withLock { $0.connected(backendPID: connection.backendPID, socket: connection.socket) }
         var failure: PostgresError?
         do {
             while true {
                 let notifications = try await connection.waitForNotifications()
+                inline?(notifications)
                 state.withLock { $0.publish(notifications) }
             }
         } catch {

@@ -1,3 +1,4 @@
+import CLibPQ
 import Coordination
 
 /// One dedicated `LISTEN` connection, outside any pool, that carries cross-replica events to this process.
@@ -26,13 +27,20 @@ public final class PostgresListener: Sendable {
     public let reconnectDelay: Duration
     /// Guards the loop task, the subscribers' continuations, and the connection status.
     let state = Locked(ListenerState())
+    /// Sees each batch of notifications first, on the listener's own task, before any stream does.
+    let inline: (@Sendable ([PostgresNotification]) -> Void)?
 
     /// Describes a listener; nothing is contacted until ``start()``.
     ///
     /// Channel names are spliced into `LISTEN` (which takes no parameters), so each must match
     /// `[a-z_][a-z0-9_]*` and be at most 63 characters; otherwise, or with no channels, this throws `.misuse`.
+    ///
+    /// `inline`, when given, is called with each batch of notifications as soon as it is read, before the streams
+    /// get it — for work that must not wait for a consumer task to be scheduled (marking caches stale, say). It
+    /// must be quick and must never block.
     public init(
-        configuration: PostgresConfiguration, channels: [String], reconnectDelay: Duration = .milliseconds(500)
+        configuration: PostgresConfiguration, channels: [String], reconnectDelay: Duration = .milliseconds(500),
+        inline: (@Sendable ([PostgresNotification]) -> Void)? = nil
     ) throws(PostgresError) {
         guard !channels.isEmpty else { throw PostgresError(.misuse, "a listener needs at least one channel") }
         var unique: [String] = []
@@ -43,6 +51,7 @@ public final class PostgresListener: Sendable {
         self.configuration = configuration
         self.channels = unique
         self.reconnectDelay = reconnectDelay
+        self.inline = inline
     }
 
     deinit {
@@ -52,6 +61,14 @@ public final class PostgresListener: Sendable {
     /// Whether the listener is listening right now, for readiness checks and metrics.
     public var isConnected: Bool {
         state.withLock { $0.backendPID != nil }
+    }
+
+    /// Whether notices have reached this process's socket but have not been read yet — a moment in which caches
+    /// they would invalidate should not be trusted. Costs one `poll(2)`; false while disconnected.
+    public var hasUnreadNotices: Bool {
+        guard let socket = state.withLock({ $0.socket }) else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN) != 0
     }
 
     /// The server process of the listening connection while connected, as `pg_stat_activity.pid` shows it.
