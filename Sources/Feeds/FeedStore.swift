@@ -47,8 +47,7 @@ public struct FeedStore: Sendable {
             lastCursor = FeedCursor(micros: try row.decode("published_micros"), id: try row.decode("id"))
         }
         let hasMore = rows.filter { !$0.isNull("id") }.count > key.limit
-        let body = try JSON.encode(PageBody(items: items, next_cursor: hasMore ? lastCursor?.encoded : nil,
-                                            has_more: hasMore))
+        let body = try JSON.encode(PageBody(items: items, nextCursor: hasMore ? lastCursor?.encoded : nil, hasMore: hasMore))
         let variant = FNV1a.hash("\(key.limit)|\(key.cursor?.encoded ?? "")")
         return .page(FeedPage(body: body, etag: "\"\(version)-\(String(variant, radix: 16))\""))
     }
@@ -144,18 +143,3 @@ public struct FeedStore: Sendable {
     }
 }
 
-/// The JSON body of a page; `next_cursor` is always present (null on the last page).
-struct PageBody: Encodable {
-    let items: [FeedItem]
-    let next_cursor: String?
-    let has_more: Bool
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(items, forKey: .items)
-        try container.encode(next_cursor, forKey: .next_cursor)
-        try container.encode(has_more, forKey: .has_more)
-    }
-
-    enum CodingKeys: String, CodingKey { case items, next_cursor, has_more }
-}

@@ -46,21 +46,6 @@ public struct InteractionRoutes: Sendable {
         }
     }
 
-    struct Page<Item: Encodable>: Encodable {
-        let items: [Item]
-        let next_cursor: String?
-        let has_more: Bool
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(items, forKey: .items)
-            try container.encode(next_cursor, forKey: .next_cursor)
-            try container.encode(has_more, forKey: .has_more)
-        }
-
-        enum CodingKeys: String, CodingKey { case items, next_cursor, has_more }
-    }
-
     @Sendable func list(_ request: Request, _ principal: Principal) async throws -> Response {
         let limit = try InteractionRequest.limit(request)
         var state: InteractionState?
@@ -82,7 +67,7 @@ public struct InteractionRoutes: Sendable {
         }
         let page = rows.prefix(limit)
         let hasMore = rows.count > limit
-        return try .json(Page(items: page.map(\.0), next_cursor: hasMore ? page.last?.1.encoded : nil, has_more: hasMore))
+        return try .json(PageBody(items: page.map(\.0), nextCursor: hasMore ? page.last?.1.encoded : nil, hasMore: hasMore))
     }
 
     @Sendable func show(_ request: Request, _ principal: Principal) async throws -> Response {
@@ -123,7 +108,7 @@ public struct InteractionRoutes: Sendable {
         }
         let page = Array(messages.prefix(limit))
         let hasMore = messages.count > limit
-        return try .json(Page(items: page, next_cursor: hasMore ? page.last.map { String($0.seq) } : nil, has_more: hasMore))
+        return try .json(PageBody(items: page, nextCursor: hasMore ? page.last.map { String($0.seq) } : nil, hasMore: hasMore))
     }
 
     struct TypingBody: Decodable { let typing: Bool }

@@ -211,14 +211,9 @@ struct AccountsEndToEndTests {
         await app.stop()
     }
 
-    /// Session lookups counted by Postgres itself (`pg_stat_statements`, this test's database only).
+    /// Session lookups counted by Postgres itself.
     static func sessionLookups(_ app: TestApp) async throws -> Int {
-        let rows = try await app.database.query("""
-            SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_statements
-            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-              AND query LIKE '%FROM sessions WHERE token_hash%'
-            """)
-        return Int(try rows[0].decode("calls", as: Int64.self))
+        try await app.database.statementCalls(like: "%FROM sessions WHERE token_hash%")
     }
 
     @Test func noSecretEverReachesTheLog() async throws {

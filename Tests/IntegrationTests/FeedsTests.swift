@@ -161,14 +161,9 @@ struct FeedsEndToEndTests {
         await app.stop()
     }
 
-    /// Page queries counted by Postgres itself (`pg_stat_statements`, this test's database only).
+    /// Page queries counted by Postgres itself.
     static func feedQueries(_ app: TestApp) async throws -> Int {
-        let rows = try await app.database.query("""
-            SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_statements
-            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-              AND query LIKE '%FROM feeds f%LEFT JOIN LATERAL%'
-            """)
-        return Int(try rows[0].decode("calls", as: Int64.self))
+        try await app.database.statementCalls(like: "%FROM feeds f%LEFT JOIN LATERAL%")
     }
 }
 
@@ -180,15 +175,8 @@ struct FeedsAcrossProcessesTests {
     /// claiming B's very next read (which held in most, not all, runs on this 2-core machine).
     @Test func aWriteThroughOneProcessReachesAnotherWithinMilliseconds() async throws {
         let database = try await TestDatabase.create()
-        let settings = ["DATABASE_URL": database.url, "SWITCHBOARD_ADMIN_TOKEN": TestApp.adminToken, "LOG_LEVEL": "info",
-                        "RATE_LIMIT_PER_MINUTE": "0"]
-        let a = try await SignalTests.launch(extra: settings)
-        let b = try await SignalTests.launch(extra: settings)
-        for server in [a, b] { // migrations are applied in the background: wait until both are ready
-            #expect(await eventually(timeout: .seconds(20)) {
-                (try? await request(port: server.port, "GET", "/readyz").status) == 200
-            })
-        }
+        let replicas = try await database.launchReplicas()
+        let (a, b) = (replicas[0], replicas[1])
         func call(_ port: Int, _ method: String, _ path: String, _ token: String, _ body: String? = nil) async throws -> RawResponse {
             try await request(port: port, method, path, headers: ["Authorization": "Bearer \(token)"], body: body)
         }
@@ -207,8 +195,6 @@ struct FeedsAcrossProcessesTests {
             }
             #expect(fresh, "round \(round): B still served the old page after \(ContinuousClock.now - start)")
         }
-        for server in [a, b] { server.child.signal(SIGTERM) }
-        for server in [a, b] { _ = try await onThread { _ = server.child.readToEnd(); return server.child.wait() } }
-        await database.drop()
+        try await database.stop(replicas)
     }
 }

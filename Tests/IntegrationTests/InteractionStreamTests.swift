@@ -138,15 +138,8 @@ struct InteractionStreamTests {
 struct InteractionStreamAcrossProcessesTests {
     @Test func subscribeOnOneProcessPostOnAnother() async throws {
         let database = try await TestDatabase.create()
-        let settings = ["DATABASE_URL": database.url, "SWITCHBOARD_ADMIN_TOKEN": TestApp.adminToken, "LOG_LEVEL": "info",
-                        "RATE_LIMIT_PER_MINUTE": "0"]
-        let a = try await SignalTests.launch(extra: settings)
-        let b = try await SignalTests.launch(extra: settings)
-        for server in [a, b] {
-            #expect(await eventually(timeout: .seconds(20)) {
-                (try? await request(port: server.port, "GET", "/readyz").status) == 200
-            })
-        }
+        let replicas = try await database.launchReplicas()
+        let (a, b) = (replicas[0], replicas[1])
         func call(_ port: Int, _ method: String, _ path: String, _ token: String, _ body: String? = nil) async throws -> RawResponse {
             try await request(port: port, method, path, headers: ["Authorization": "Bearer \(token)"], body: body)
         }
@@ -160,9 +153,7 @@ struct InteractionStreamAcrossProcessesTests {
         let arrived = try await onThread { try client.events(1, timeout: 10) }
         #expect(arrived.first?.event == "message")
         #expect(client.json(arrived[0])["text"] as? String == "via B")
-        for server in [a, b] { server.child.signal(SIGTERM) }
-        for server in [a, b] { _ = try await onThread { _ = server.child.readToEnd(); return server.child.wait() } }
-        await database.drop()
+        try await database.stop(replicas)
     }
 }
 

@@ -3,6 +3,9 @@ import Foundation
 import HTTPServer
 import Postgres
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A database of its own for one test: created empty, migrated by the app, dropped afterwards.
 /// Per-test databases keep parallel tests apart, including in `pg_stat_statements` (counted per database).
@@ -28,6 +31,38 @@ struct TestDatabase: Sendable {
                                  maxConnections: 1)
         _ = try? await admin.withConnection { try await $0.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
         await admin.close()
+    }
+
+    /// How many times statements whose text is like `pattern` ran in this database, counted by Postgres itself
+    /// (`pg_stat_statements` keeps counts per database, so parallel tests do not disturb each other).
+    func statementCalls(like pattern: String) async throws -> Int {
+        let rows = try await query("""
+            SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE $1
+            """, [pattern])
+        return Int(try rows[0].decode("calls", as: Int64.self))
+    }
+
+    /// Two service processes (replicas) over this database, ready (migrated and listening), with an admin token.
+    func launchReplicas() async throws -> [SignalTests.Launched] {
+        let settings = ["DATABASE_URL": url, "SWITCHBOARD_ADMIN_TOKEN": TestApp.adminToken, "LOG_LEVEL": "info",
+                        "RATE_LIMIT_PER_MINUTE": "0"]
+        var replicas: [SignalTests.Launched] = []
+        for _ in 0 ..< 2 {
+            let replica = try await SignalTests.launch(extra: settings)
+            #expect(await eventually(timeout: .seconds(20)) {
+                (try? await request(port: replica.port, "GET", "/readyz").status) == 200
+            })
+            replicas.append(replica)
+        }
+        return replicas
+    }
+
+    /// Stops replicas started by `launchReplicas` and drops the database.
+    func stop(_ replicas: [SignalTests.Launched]) async throws {
+        for replica in replicas { replica.child.signal(SIGTERM) }
+        for replica in replicas { _ = try await onThread { _ = replica.child.readToEnd(); return replica.child.wait() } }
+        await drop()
     }
 
     /// Runs one query against this database on a connection of its own.

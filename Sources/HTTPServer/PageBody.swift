@@ -1,0 +1,24 @@
+/// The JSON body of one page of a list: `{"items": […], "next_cursor": …, "has_more": …}`.
+///
+/// `next_cursor` is always present, `null` on the last page, so clients can rely on the shape.
+public struct PageBody<Item: Encodable>: Encodable {
+    public let items: [Item]
+    public let next_cursor: String?
+    public let has_more: Bool
+
+    /// A page of `items`; `nextCursor` continues after the last one when there are more.
+    public init(items: [Item], nextCursor: String?, hasMore: Bool) {
+        self.items = items
+        self.next_cursor = nextCursor
+        self.has_more = hasMore
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(items, forKey: .items)
+        try container.encode(next_cursor, forKey: .next_cursor)
+        try container.encode(has_more, forKey: .has_more)
+    }
+
+    enum CodingKeys: String, CodingKey { case items, next_cursor, has_more }
+}
