@@ -32,8 +32,11 @@ public final class Application: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.migrations = migrations
-        self.pool = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
-                                 maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
+        let metrics = Metrics()
+        self.pool = PostgresPool(
+            configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
+                                                 queryObserver: { metrics.recordQuery($0, succeeded: $1) }),
+            maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
         let staleMarks = Locked<FeedService?>(nil)
@@ -51,13 +54,16 @@ public final class Application: Sendable {
         staleMarks.withLock { $0 = services.feeds }
         readiness.listening.withLock { $0 = { listener?.isConnected ?? false } }
         self.services = services
+        let servers = Locked<[HTTPServer]>([])
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
-                                   services: services)
+                                   services: services, metrics: metrics,
+                                   inFlight: { servers.withLock { $0.reduce(0) { $0 + $1.requestsInFlight } } })
         self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
                                  immediate: router.respondImmediately(to:))
         self.streamServer = configuration.streamServer.map {
             HTTPServer(configuration: $0, responder: router.respond(to:), immediate: router.respondImmediately(to:))
         }
+        servers.withLock { $0 = [server] + (streamServer.map { [$0] } ?? []) }
     }
 
     /// Starts serving and applying migrations (retried until the database is reachable); returns the port.

@@ -28,17 +28,21 @@ struct Services: Sendable {
 /// Builds the service's router: middleware, operational endpoints and every module's routes.
 enum Routes {
     static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness,
-                       services: Services) -> Router {
+                       services: Services, metrics: Metrics, inFlight: @escaping @Sendable () -> Int) -> Router {
         var router = Router()
-        let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in AccessLog.write(entry, to: logger) }
+        let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in
+            metrics.record(entry)
+            AccessLog.write(entry, to: logger)
+        }
         router.use(RequestIDMiddleware())
         router.use(AccessLogMiddleware(sink: accessLog))
-        if logger.level <= .info { router.immediateAccessLog = accessLog }
+        router.immediateAccessLog = accessLog
         router.use(ErrorMiddleware(map: PostgresProblems.problem(for:)) { request, error in
             logger.error("unhandled error", ["request_id": request.id, "route": request.route ?? "-",
                                              "error": String(describing: error)])
         })
         HealthRoutes(pool: pool, readiness: readiness).register(on: &router)
+        MetricsRoute(metrics: metrics, pool: pool, services: services, inFlight: inFlight).register(on: &router)
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)

@@ -17,6 +17,8 @@ struct ApplicationTests {
         let health = try await request(port: port, "GET", "/healthz")
         #expect(health.status == 200)
         #expect(health.text == #"{"status":"ok"}"#)
+        // Ready once migrated and the change-notice listener is connected.
+        #expect(await eventually { (try? await request(port: port, "GET", "/readyz").status) == 200 })
         let ready = try await request(port: port, "GET", "/readyz")
         #expect(ready.status == 200)
         #expect(try ready.json()["status"] as? String == "ready")
@@ -28,7 +30,7 @@ struct ApplicationTests {
         let app = Application(configuration: Self.configuration(database: cluster.url), logger: Logger(level: .error))
         let port = try await app.start()
         await app.waitUntilMigrated()
-        #expect(try await request(port: port, "GET", "/readyz").status == 200)
+        #expect(await eventually { (try? await request(port: port, "GET", "/readyz").status) == 200 })
 
         try await cluster.stop()
         let down = try await request(port: port, "GET", "/readyz")

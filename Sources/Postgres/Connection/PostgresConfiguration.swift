@@ -5,10 +5,14 @@ public struct PostgresConfiguration: Sendable {
     public var connectionString: String
     /// How long one connection attempt (TCP or Unix socket, TLS, authentication) may take.
     public var connectTimeout: Duration
+    /// Told how long each statement took and whether it succeeded (for metrics); must be quick.
+    public var queryObserver: (@Sendable (Duration, Bool) -> Void)?
 
     /// Describes a server; nothing is validated or contacted until a connection is opened.
-    public init(connectionString: String, connectTimeout: Duration = .seconds(5)) {
+    public init(connectionString: String, connectTimeout: Duration = .seconds(5),
+                queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil) {
         self.connectionString = connectionString
         self.connectTimeout = connectTimeout
+        self.queryObserver = queryObserver
     }
 }

@@ -12,12 +12,19 @@ extension PostgresConnection {
     ) async throws -> PostgresRows {
         if cancellable { try Task.checkCancellation() }
         let encoded = try QueryParameters(parameters)
-        let result = try await run(cancellable: cancellable) { pgconn in
-            encoded.withCValues { values in
-                PQsendQueryParams(pgconn, sql, Int32(encoded.count), nil, values, nil, nil, 0)
+        let start = ContinuousClock.now
+        do {
+            let result = try await run(cancellable: cancellable) { pgconn in
+                encoded.withCValues { values in
+                    PQsendQueryParams(pgconn, sql, Int32(encoded.count), nil, values, nil, nil, 0)
+                }
             }
+            observer?(ContinuousClock.now - start, true)
+            return PostgresRows(result)
+        } catch {
+            observer?(ContinuousClock.now - start, false)
+            throw error
         }
-        return PostgresRows(result)
     }
 
     /// Runs a script of one or more `;`-separated statements, without parameters (simple query protocol).

@@ -18,13 +18,16 @@ public final class PostgresConnection: @unchecked Sendable {
     let notices = ServerNotices()
     /// Guards the lifecycle; holding `.busy` grants exclusive use of `pgconn`.
     let state = Locked(ConnectionStateMachine())
+    /// Told each statement's duration and outcome.
+    let observer: (@Sendable (Duration, Bool) -> Void)?
 
     /// The server process serving this connection, as `pg_stat_activity.pid` and `pg_terminate_backend` see it.
     public let backendPID: Int32
 
     /// Wraps an established, non-blocking `PGconn`; takes ownership.
-    init(established pgconn: OpaquePointer, reactor: SocketReactor) {
+    init(established pgconn: OpaquePointer, reactor: SocketReactor, observer: (@Sendable (Duration, Bool) -> Void)? = nil) {
         self.pgconn = pgconn
+        self.observer = observer
         self.socket = PQsocket(pgconn)
         self.reactor = reactor
         self.canceller = QueryCanceller(connection: pgconn)

@@ -1,0 +1,50 @@
+import Accounts
+import Coordination
+import Feeds
+import HTTPServer
+import Interactions
+import Postgres
+
+/// `GET /metrics`: the Prometheus text exposition of the service. Meant for the internal network; do not route it
+/// from the public load balancer.
+struct MetricsRoute: Sendable {
+    let metrics: Metrics
+    let pool: PostgresPool
+    let services: Services
+    let inFlight: @Sendable () -> Int
+
+    static let version = "0.1.0"
+
+    func register(on router: inout Router) {
+        router.get("/metrics") { [self] _ in
+            Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
+                                            "Cache-Control": "no-store"],
+                     body: Array((render().joined(separator: "\n") + "\n").utf8))
+        }
+    }
+
+    func render() -> [String] {
+        var lines = metrics.renderStored()
+        lines += Metrics.series("switchboard_http_requests_in_flight", "gauge", "Requests whose responder is running.",
+                                [("", Double(inFlight()))])
+        lines += Metrics.series("switchboard_sse_subscribers", "gauge", "Live event-stream subscribers.",
+                                [("", Double(services.interactionEvents.subscriberCount))])
+        let caches: [(String, RequestCoordinatorStatistics)] = [("feeds", services.feeds.statistics),
+                                                                ("tokens", services.tokens.statistics)]
+        lines += Metrics.series("switchboard_coordinator_loads_total", "counter", "Loads started by a request coordinator.",
+                                caches.map { ("coordinator=\"\($0.0)\"", Double($0.1.loadsStarted)) })
+        lines += Metrics.series("switchboard_coordinator_joins_total", "counter", "Callers that joined a load in flight.",
+                                caches.map { ("coordinator=\"\($0.0)\"", Double($0.1.callersJoined)) })
+        lines += Metrics.series("switchboard_coordinator_cache_hits_total", "counter", "Answers served from the cache.",
+                                caches.map { ("coordinator=\"\($0.0)\"", Double($0.1.cacheHits)) })
+        let pool = pool.stats
+        lines += Metrics.series("switchboard_db_pool_connections", "gauge", "Pooled database connections by state.",
+                                [("state=\"open\"", Double(pool.size)), ("state=\"in_use\"", Double(pool.inUse)),
+                                 ("state=\"idle\"", Double(pool.idle))])
+        lines += Metrics.series("switchboard_db_pool_waiters", "gauge", "Requests waiting for a database connection.",
+                                [("", Double(pool.waiters))])
+        lines += Metrics.series("switchboard_build_info", "gauge", "Build information.",
+                                [("version=\"\(MetricsRoute.version)\",swift=\"6\"", 1)])
+        return lines
+    }
+}
