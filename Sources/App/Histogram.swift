@@ -15,6 +15,15 @@ struct Histogram {
         count += 1
     }
 
+    /// The two histograms' observations together.
+    func adding(_ other: Histogram) -> Histogram {
+        var sum = self
+        for index in counts.indices { sum.counts[index] += other.counts[index] }
+        sum.sum += other.sum
+        sum.count += other.count
+        return sum
+    }
+
     /// The `_bucket`, `_sum` and `_count` lines for metric `name` with label text `labels` (may be empty).
     func lines(_ name: String, _ labels: String) -> [String] {
         var lines: [String] = []
@@ -29,5 +38,12 @@ struct Histogram {
         lines.append("\(name)_sum\(suffix) \(sum)")
         lines.append("\(name)_count\(suffix) \(count)")
         return lines
+    }
+}
+
+extension Metrics.RouteStats {
+    mutating func record(status: Int, duration: Double) {
+        statuses[status, default: 0] += 1
+        durations.observe(duration)
     }
 }

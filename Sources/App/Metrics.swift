@@ -1,36 +1,46 @@
 import Coordination
+import Foundation
 import HTTPServer
 
 /// The service's own counters and histograms (requests by route template, database statements), rendered with the
 /// gauges read from the components at scrape time. Labels use route templates, never raw paths.
 final class Metrics: Sendable {
-    struct RequestKey: Hashable {
-        let route: String
-        let method: String
-        let status: Int
-    }
-
     struct RouteKey: Hashable {
         let route: String
         let method: String
     }
 
+    /// One route and method's requests by status, and their durations.
+    struct RouteStats {
+        var statuses: [Int: UInt64] = [:]
+        var durations = Histogram()
+
+        func adding(_ other: RouteStats) -> RouteStats {
+            RouteStats(statuses: statuses.merging(other.statuses, uniquingKeysWith: +),
+                       durations: durations.adding(other.durations))
+        }
+    }
+
     struct Store {
-        var requests: [RequestKey: UInt64] = [:]
-        var durations: [RouteKey: Histogram] = [:]
+        var routes: [RouteKey: RouteStats] = [:]
         var queries = Histogram()
         var failedQueries: UInt64 = 0
     }
 
-    /// Guards the counters and histograms.
-    private let store = Locked(Store())
+    /// Each guards one share of the counters and histograms; a recording thread uses the share of its thread id,
+    /// so the libmicrohttpd and Swift threads recording at once rarely wait for each other. Scrapes add them up.
+    private let shards: [Locked<Store>] = (0 ..< 8).map { _ in Locked(Store()) }
+
+    private var store: Locked<Store> {
+        shards[Int(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) >> 8 % 8)]
+    }
 
     /// Records one finished request.
     func record(_ entry: AccessLogEntry) {
         let route = entry.route ?? "unmatched"
+        let key = RouteKey(route: route, method: entry.method)
         store.withLock { store in
-            store.requests[RequestKey(route: route, method: entry.method, status: entry.status), default: 0] += 1
-            store.durations[RouteKey(route: route, method: entry.method), default: Histogram()].observe(entry.duration)
+            store.routes[key, default: RouteStats()].record(status: entry.status, duration: entry.duration)
         }
     }
 
@@ -43,19 +53,34 @@ final class Metrics: Sendable {
         }
     }
 
+    /// All shards added up.
+    private func total() -> Store {
+        var total = Store()
+        for shard in shards {
+            let part = shard.withLock { $0 }
+            total.routes.merge(part.routes) { $0.adding($1) }
+            total.queries = total.queries.adding(part.queries)
+            total.failedQueries += part.failedQueries
+        }
+        return total
+    }
+
     /// The stored series in the Prometheus text format.
     func renderStored() -> [String] {
-        let store = store.withLock { $0 }
+        let store = total()
         var lines = ["# HELP switchboard_http_requests_total HTTP requests by route template, method and status.",
                      "# TYPE switchboard_http_requests_total counter"]
-        for (key, value) in store.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            lines.append("switchboard_http_requests_total{route=\"\(Metrics.escape(key.route))\",method=\"\(key.method)\",status=\"\(key.status)\"} \(value)")
+        let routes = store.routes.sorted { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }
+        for (key, stats) in routes {
+            for (status, count) in stats.statuses.sorted(by: { $0.key < $1.key }) {
+                lines.append("switchboard_http_requests_total{route=\"\(Metrics.escape(key.route))\",method=\"\(key.method)\",status=\"\(status)\"} \(count)")
+            }
         }
         lines += ["# HELP switchboard_http_request_duration_seconds Time from arrival to response, by route template and method.",
                   "# TYPE switchboard_http_request_duration_seconds histogram"]
-        for (key, histogram) in store.durations.sorted(by: { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }) {
-            lines += histogram.lines("switchboard_http_request_duration_seconds",
-                                     "route=\"\(Metrics.escape(key.route))\",method=\"\(key.method)\"")
+        for (key, stats) in routes {
+            lines += stats.durations.lines("switchboard_http_request_duration_seconds",
+                                           "route=\"\(Metrics.escape(key.route))\",method=\"\(key.method)\"")
         }
         lines += ["# HELP switchboard_db_query_duration_seconds Database statement durations.",
                   "# TYPE switchboard_db_query_duration_seconds histogram"]
