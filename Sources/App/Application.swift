@@ -48,9 +48,7 @@ public final class Application: Sendable {
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
             })
         self.listener = listener
-        let services = Services(configuration: configuration, pool: pool,
-                                listening: { listener?.isConnected ?? false },
-                                unreadNotices: { listener?.hasUnreadNotices ?? false })
+        let services = Services(configuration: configuration, pool: pool, listening: { listener?.isConnected ?? false })
         staleMarks.withLock { $0 = services.feeds }
         readiness.listening.withLock { $0 = { listener?.isConnected ?? false } }
         self.services = services

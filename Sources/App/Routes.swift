@@ -13,14 +13,12 @@ struct Services: Sendable {
     let feeds: FeedService
     let interactionEvents: InteractionEvents
 
-    init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool,
-         unreadNotices: @escaping @Sendable () -> Bool) {
+    init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
-        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening,
-                            unreadNotices: unreadNotices)
+        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
         interactionEvents = InteractionEvents(pool: pool, heartbeat: configuration.heartbeat)
     }
 }

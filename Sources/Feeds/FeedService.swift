@@ -14,8 +14,6 @@ public final class FeedService: Sendable {
     private let echoes = NoticeEchoes()
     /// Whether change notices come back to this process (a listener runs); writes then wait for their echo.
     private let listening: @Sendable () -> Bool
-    /// Whether change notices have arrived that the listener has not read yet (caches are not trusted then).
-    private let unreadNotices: @Sendable () -> Bool
     private let echoTimeout: Duration
 
     /// A service over `store`; `caching: false` keeps dedup but serves every read from Postgres.
@@ -23,11 +21,9 @@ public final class FeedService: Sendable {
     /// `listening` tells whether this process's change-notice listener is connected; while it is, a write is
     /// acknowledged only once its notice has come back (at most `echoTimeout` later), see `NoticeEchoes`.
     public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000,
-                listening: @escaping @Sendable () -> Bool = { false },
-                unreadNotices: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500)) {
+                listening: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500)) {
         self.store = store
         self.listening = listening
-        self.unreadNotices = unreadNotices
         self.echoTimeout = echoTimeout
         self.pages = RequestCoordinator(caching: caching ? .untilInvalidated(maxEntries: maxCachedPages) : .disabled)
     }
@@ -41,7 +37,6 @@ public final class FeedService: Sendable {
     /// The page for `key`, from memory when cached and current, else loaded once for all concurrent callers.
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
         if let cached = cachedPage(key) { return cached }
-        if unreadNotices() { return try await store.page(key) } // a change may be in flight: read it fresh
         remember(key)
         let epoch = self.epoch(of: key.feed)
         let stamped = try await pages.value(for: key) { [store] key in
@@ -57,9 +52,7 @@ public final class FeedService: Sendable {
 
     /// The page for `key` if it is in memory now and still current (for the synchronous fast path).
     public func cachedPage(_ key: FeedPageKey) -> FeedPageResult? {
-        guard let stamped = pages.cachedValue(for: key), stamped.epoch == epoch(of: key.feed), !unreadNotices() else {
-            return nil
-        }
+        guard let stamped = pages.cachedValue(for: key), stamped.epoch == epoch(of: key.feed) else { return nil }
         return stamped.result
     }
 

@@ -170,7 +170,7 @@ struct FeedsEndToEndTests {
 @Suite("Feeds across replicas")
 struct FeedsAcrossProcessesTests {
     /// A write acknowledged by A reaches B's cache at once in the normal case (A waits for its own change notice,
-    /// B marks the feed stale the moment it reads the notice, and skips its cache while notices are unread); under
+    /// B marks the feed stale the moment it reads the notice); under
     /// CPU contention B can still be a few milliseconds late, so the test bounds the staleness at 250 ms rather than
     /// claiming B's very next read (which held in most, not all, runs on this 2-core machine).
     @Test func aWriteThroughOneProcessReachesAnotherWithinMilliseconds() async throws {

@@ -22,8 +22,7 @@ struct ListenerState: Sendable {
     private(set) var phase = Phase.idle
     /// The backend serving the listening connection, while it listens.
     private(set) var backendPID: Int32?
-    /// The listening connection's socket while connected.
-    private(set) var socket: Int32?
+
     /// The failure that most recently broke or prevented the listening connection.
     private(set) var lastError: PostgresError?
     private var subscribers: [UInt64: Subscriber] = [:]
@@ -61,10 +60,9 @@ struct ListenerState: Sendable {
     }
 
     /// The connection to `backendPID` listens on every channel: tells each stream.
-    mutating func connected(backendPID: Int32, socket: Int32) {
+    mutating func connected(backendPID: Int32) {
         guard !isStopped else { return }
         self.backendPID = backendPID
-        self.socket = socket
         for id in subscribers.keys {
             subscribers[id]?.continuation.yield(subscribers[id]?.sawConnection == true ? .reconnected : .connected)
             subscribers[id]?.sawConnection = true
@@ -81,7 +79,6 @@ struct ListenerState: Sendable {
     /// The listening connection is gone, or a connection attempt failed with `error`.
     mutating func disconnected(error: PostgresError?) {
         backendPID = nil
-        socket = nil
         if let error { lastError = error }
     }
 

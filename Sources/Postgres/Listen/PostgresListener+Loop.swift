@@ -37,7 +37,7 @@ extension PostgresListener {
     /// Announces the connection, passes its notifications on until it breaks or the task is cancelled, then
     /// closes it.
     private func relay(from connection: PostgresConnection) async {
-        state.withLock { $0.connected(backendPID: connection.backendPID, socket: connection.socket) }
+        state.withLock { $0.connected(backendPID: connection.backendPID) }
         var failure: PostgresError?
         do {
             while true {

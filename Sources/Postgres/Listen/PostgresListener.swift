@@ -63,14 +63,6 @@ public final class PostgresListener: Sendable {
         state.withLock { $0.backendPID != nil }
     }
 
-    /// Whether notices have reached this process's socket but have not been read yet — a moment in which caches
-    /// they would invalidate should not be trusted. Costs one `poll(2)`; false while disconnected.
-    public var hasUnreadNotices: Bool {
-        guard let socket = state.withLock({ $0.socket }) else { return false }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN) != 0
-    }
-
     /// The server process of the listening connection while connected, as `pg_stat_activity.pid` shows it.
     public var backendPID: Int32? {
         state.withLock { $0.backendPID }
