@@ -23,6 +23,18 @@ if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
     exit 1
 fi
 
+echo "== deployment files" >&2
+python3 -c 'import yaml, openapi_spec_validator' 2>/dev/null \
+    || python3 -m pip install --quiet --root-user-action=ignore pyyaml openapi-spec-validator >&2
+python3 scripts/check-compose.py
+python3 - <<'PY'
+from openapi_spec_validator import validate
+from openapi_spec_validator.readers import read_from_filename
+spec, _ = read_from_filename("openapi.yaml")
+validate(spec)
+print("openapi.yaml: valid OpenAPI 3.1")
+PY
+
 echo "== test" >&2
 # The cross-replica suite runs on its own afterwards: it checks that another process sees a write on its very
 # next read, which is a claim about a machine under normal load, not one saturated by the rest of the suite.

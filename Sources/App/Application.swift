@@ -56,6 +56,7 @@ public final class Application: Sendable {
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
                                    services: services, metrics: metrics,
                                    inFlight: { servers.withLock { $0.reduce(0) { $0 + $1.requestsInFlight } } })
+        self.routes = router.routes
         self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
                                  immediate: router.respondImmediately(to:))
         self.streamServer = configuration.streamServer.map {
@@ -88,6 +89,9 @@ public final class Application: Sendable {
         logger.info("listening", ["port": port])
         return port
     }
+
+    /// Every route the service serves, as (method, template) — for checking the API document against it.
+    public let routes: [(method: String, template: String)]
 
     /// Live event-stream subscribers of this process (all interactions).
     public var liveSubscribers: Int { services.interactionEvents.subscriberCount }
