@@ -34,10 +34,11 @@ struct DaemonHandle: @unchecked Sendable {
         return DaemonHandle(pointer: daemon)
     }
 
-    /// Stops accepting connections; the listening socket is closed.
-    func quiesce() {
-        let socket = MHD_quiesce_daemon(pointer)
-        if socket >= 0 { close(socket) }
+    /// Stops accepting connections; returns the listening socket, which the caller must close only after
+    /// `stop()` (libmicrohttpd's threads may still refer to it until then — closing it earlier lets its number be
+    /// reused by another socket that libmicrohttpd would later close).
+    func quiesce() -> Int32 {
+        MHD_quiesce_daemon(pointer)
     }
 
     /// Stops the daemon's threads and closes every connection (blocking, so off the cooperative pool).

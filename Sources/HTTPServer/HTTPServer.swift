@@ -63,9 +63,11 @@ public final class HTTPServer: Sendable {
         }
         guard let handle else { return }
         core.draining.store(true, ordering: .relaxed)
-        handle.quiesce()
+        let listeningSocket = handle.quiesce()
         let end = ContinuousClock.now + deadline
         await waitUntil(end) { core.requests.count == 0 }
+        // Streams whose producers were told to finish (a final event, say) get a moment to send it and end.
+        await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
         for stream in core.streams.snapshot() { stream.cancelTask() }
         await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
         core.refusing.store(true, ordering: .relaxed)
@@ -74,6 +76,7 @@ public final class HTTPServer: Sendable {
         for stream in core.streams.snapshot() { stream.forceFinishStream() }
         await waitUntil(.now + .seconds(1)) { core.requests.count == 0 && core.streams.count == 0 }
         await handle.stop()
+        if listeningSocket >= 0 { close(listeningSocket) }
         core.monitor.stop()
         state.withLock { $0 = .stopped }
     }

@@ -68,9 +68,11 @@ public final class InteractionEvents: Sendable {
         for id in dispatched.withLock({ Array($0.keys) }) { await dispatch(id, upTo: nil) }
     }
 
-    /// Shutdown: ends every subscriber's stream and the heartbeats.
+    /// Shutdown: tells every subscriber to reconnect (a final `reconnect` event — another replica will serve it),
+    /// then ends every stream and the heartbeats.
     public func finishAll() {
         heartbeats.withLock { $0 }?.cancel()
+        hub.publishToAll(InteractionStreamEvent(seq: nil, kind: "reconnect", data: #"{"reason":"shutdown"}"#, terminal: true))
         hub.finishAll()
     }
 

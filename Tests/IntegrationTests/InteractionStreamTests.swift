@@ -180,3 +180,58 @@ struct InteractionStreamCatchUpTests {
         await app.stop()
     }
 }
+
+@Suite("Shutdown with clients attached")
+struct ShutdownTests {
+    @Test func streamsGetAFinalReconnectEventAndEnd() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let client = try await InteractionStreamTests.follow(app, id, who.alice)
+        _ = try await onThread { try client.events(1) }
+        let shutdown = Task { await app.app.shutdown() }
+        let rest = try await onThread { try client.eventsUntilEnd() }
+        #expect(rest.last?.event == "reconnect")
+        #expect(client.json(rest.last!)["reason"] as? String == "shutdown")
+        #expect(client.ended)
+        await shutdown.value
+        await app.database.drop()
+    }
+
+    @Test func sigtermUnderLoadKeepsEveryAcknowledgedWrite() async throws {
+        let database = try await TestDatabase.create()
+        let replicas = try await database.launchReplicas()
+        let server = replicas[0]
+        let port = server.port
+        func call(_ method: String, _ path: String, _ token: String, _ body: String? = nil) async throws -> RawResponse {
+            try await request(port: port, method, path, headers: ["Authorization": "Bearer \(token)"], body: body)
+        }
+        let apiKey = try await call("POST", "/v1/admin/tenants", TestApp.adminToken, #"{"name":"S"}"#).json()["api_key"] as? String ?? ""
+        let alice = try await call("POST", "/v1/sessions", apiKey, #"{"user_id":"alice","role":"customer"}"#).json()["token"] as? String ?? ""
+        let id = try await call("POST", "/v1/interactions", alice, #"{"subject":"load"}"#).json()["id"] as? String ?? ""
+        let acknowledged = Counter()
+        let writers = (0 ..< 8).map { writer in
+            Task { () -> [String] in
+                var mine: [String] = []
+                for n in 0 ..< 10_000 {
+                    let text = "w\(writer)-\(n)"
+                    guard let response = try? await call("POST", "/v1/interactions/\(id)/messages", alice, #"{"text":"\#(text)"}"#)
+                    else { break }
+                    if response.status == 201 { mine.append(text); acknowledged.increment() }
+                }
+                return mine
+            }
+        }
+        #expect(await eventually { acknowledged.count >= 50 })
+        server.child.signal(SIGTERM)
+        var acked: [String] = []
+        for writer in writers { acked += await writer.value }
+        let status = try await onThread { _ = server.child.readToEnd(); return server.child.wait() }
+        #expect(status == 0)
+        let stored = Set(try await database.query("SELECT payload->>'text' AS text FROM interaction_events WHERE kind = 'message'")
+            .map { try $0.decode("text", as: String.self) })
+        #expect(acked.count >= 50)
+        #expect(Set(acked).isSubset(of: stored), "acknowledged but missing: \(Set(acked).subtracting(stored).prefix(5))")
+        try await database.stop([replicas[1]])
+    }
+}
