@@ -24,8 +24,8 @@ if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
 fi
 
 echo "== deployment files" >&2
-python3 -c 'import yaml, openapi_spec_validator' 2>/dev/null \
-    || python3 -m pip install --quiet --root-user-action=ignore pyyaml openapi-spec-validator >&2
+python3 -c 'import yaml, openapi_spec_validator, openapi_core' 2>/dev/null \
+    || python3 -m pip install --quiet --root-user-action=ignore pyyaml openapi-spec-validator openapi-core >&2
 python3 scripts/check-compose.py
 python3 - <<'PY'
 from openapi_spec_validator import validate
@@ -39,6 +39,9 @@ echo "== test" >&2
 # The cross-replica suite runs on its own afterwards: it checks that another process sees a write on its very
 # next read, which is a claim about a machine under normal load, not one saturated by the rest of the suite.
 quiet="AcrossProcesses"
+# Last, the README's walk-through against the built binary, every response validated against openapi.yaml.
 scripts/with-temp-postgres.sh bash -c '
-    "$0" test --skip-build --skip "$1" "${@:2}" && "$0" test --skip-build --filter "$1" "${@:2}"
+    "$0" test --skip-build --skip "$1" "${@:2}" && "$0" test --skip-build --filter "$1" "${@:2}" &&
+    psql "$DATABASE_URL" -q -c "CREATE DATABASE walkthrough" &&
+    DATABASE_URL="$DATABASE_URL dbname=walkthrough" python3 Tests/contract/walkthrough.py "$("$0" build --show-bin-path)/switchboard"
 ' "$SWIFT" "$quiet" ${flags[@]+"${flags[@]}"} "$@"
