@@ -12,6 +12,11 @@ struct HealthRoutes {
 
     func register(on router: inout Router) {
         router.get("/healthz") { _ in HealthRoutes.alive }
+        let document = Array(OpenAPIDocument.yaml.utf8)
+        router.get("/openapi.yaml") { _ in
+            Response(status: 200, headers: ["Content-Type": "application/yaml; charset=utf-8", "Cache-Control": "no-cache"],
+                     body: document)
+        }
         router.get("/readyz") { [pool, readiness] _ in
             try await HealthRoutes.ready(pool: pool, readiness: readiness)
         }

@@ -222,9 +222,14 @@ struct AccountsEndToEndTests {
         let token = try await app.createSession(apiKey: tenant.apiKey, user: "ivan")
         _ = try await app.call("GET", "/v1/sessions/current", token: token)
         _ = try await app.call("GET", "/v1/sessions/current", token: "sbs_" + String(repeating: "B", count: 43))
+        let interaction = try await app.call("POST", "/v1/interactions", token: token, body: #"{"subject":"s"}"#).json()
+        let secretText = "my PIN is 4321, zebra-quartz"
+        _ = try await app.call("POST", "/v1/interactions/\(interaction["id"] as? String ?? "")/messages", token: token,
+                               body: #"{"text":"\#(secretText)"}"#)
         _ = try await app.call("DELETE", "/v1/sessions/current", token: token)
         await app.stop()
         let log = app.log.all.joined(separator: "\n")
+        #expect(!log.contains("zebra-quartz"), "message text must never be logged")
         #expect(app.log.all.contains { $0.contains(#""route":"/v1/sessions/current""#) })
         for secret in [tenant.apiKey, token, TestApp.adminToken, "Bearer", "Authorization", "sbs_", "sbk_"] {
             #expect(!log.contains(secret), "log contains \(secret)")

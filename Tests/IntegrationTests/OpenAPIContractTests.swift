@@ -36,3 +36,16 @@ struct OpenAPIContractTests {
         #expect(documented.subtracting(served).isEmpty, "documented but not served: \(documented.subtracting(served).sorted())")
     }
 }
+
+@Suite("The served API document")
+struct OpenAPIServedTests {
+    @Test func servesExactlyTheRepositoryDocument() async throws {
+        let app = try await TestApp.start()
+        let response = try await app.call("GET", "/openapi.yaml")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type")?.hasPrefix("application/yaml") == true)
+        let file = try String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        #expect(response.text == file, "run scripts/embed-openapi.sh after editing openapi.yaml")
+        await app.stop()
+    }
+}
