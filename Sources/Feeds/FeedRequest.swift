@@ -14,20 +14,8 @@ enum FeedRequest {
 
     static func pageKey(_ request: Request, _ principal: Principal) throws -> FeedPageKey {
         let feed = try address(request, principal)
-        var limit = 20
-        if let text = request.queryValue("limit") {
-            guard let value = Int(text), (1 ... 100).contains(value) else {
-                throw Problem.badRequest("limit must be an integer from 1 to 100.", parameter: "limit")
-            }
-            limit = value
-        }
-        var cursor: FeedCursor?
-        if let text = request.queryValue("cursor"), !text.isEmpty {
-            guard let parsed = FeedCursor(encoded: text) else {
-                throw Problem.badRequest("cursor is not a cursor this API returned.", parameter: "cursor")
-            }
-            cursor = parsed
-        }
+        let limit = try request.integerQuery("limit", default: 20, in: 1 ... 100)
+        let cursor = try request.parsedQuery("cursor") { FeedCursor(encoded: $0) }
         return FeedPageKey(feed: feed, limit: limit, cursor: cursor)
     }
 

@@ -13,11 +13,7 @@ enum InteractionRequest {
     }
 
     static func limit(_ request: Request) throws -> Int {
-        guard let text = request.queryValue("limit") else { return 20 }
-        guard let value = Int(text), (1 ... 100).contains(value) else {
-            throw Problem.badRequest("limit must be an integer from 1 to 100.", parameter: "limit")
-        }
-        return value
+        try request.integerQuery("limit", default: 20, in: 1 ... 100)
     }
 
     /// Locks the interaction and checks that `action` is allowed in its state: 404 when the caller may not see

@@ -55,13 +55,7 @@ public struct InteractionRoutes: Sendable {
             }
             state = parsed
         }
-        var cursor: KeysetCursor?
-        if let text = request.queryValue("cursor"), !text.isEmpty {
-            guard let parsed = KeysetCursor(encoded: text) else {
-                throw Problem.badRequest("cursor is not a cursor this API returned.", parameter: "cursor")
-            }
-            cursor = parsed
-        }
+        let cursor = try request.parsedQuery("cursor") { KeysetCursor(encoded: $0) }
         let rows = try await pool.withConnection { [store] connection in
             try await store.list(for: principal, state: state, limit: limit + 1, after: cursor, on: connection)
         }
@@ -95,13 +89,7 @@ public struct InteractionRoutes: Sendable {
     @Sendable func listMessages(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let limit = try InteractionRequest.limit(request)
-        var after: Int64?
-        if let text = request.queryValue("cursor"), !text.isEmpty {
-            guard let seq = Int64(text), seq >= 0 else {
-                throw Problem.badRequest("cursor is not a cursor this API returned.", parameter: "cursor")
-            }
-            after = seq
-        }
+        let after = try request.parsedQuery("cursor") { text in Int64(text).flatMap { $0 >= 0 ? $0 : nil } }
         let messages = try await pool.withConnection { [store] connection -> [InteractionMessage] in
             guard try await store.find(id, for: principal, on: connection) != nil else { throw InteractionRequest.notFound }
             return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
