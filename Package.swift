@@ -9,6 +9,7 @@ let package = Package(
     name: "Switchboard",
     products: [
         .executable(name: "switchboard", targets: ["switchboard"]),
+        .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),
     ],
     targets: [
         // C-facing modules: the only places that touch libmicrohttpd and libpq.
@@ -27,6 +28,7 @@ let package = Package(
         .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
         .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions"], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
+        .target(name: "SwitchboardClient", swiftSettings: strict),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
@@ -35,6 +37,7 @@ let package = Package(
         .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination"], swiftSettings: strict),
+        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "switchboard"], swiftSettings: strict),
     ]
 )

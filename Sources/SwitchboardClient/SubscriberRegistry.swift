@@ -1,0 +1,97 @@
+import Foundation
+
+/// The client-side fan-out of one interaction's events: every ``subscribe()`` gets its own stream of everything
+/// ``yield(_:)`` sends from then on, and ``onEmpty`` tells the owner when nobody listens any more.
+///
+/// A subscriber leaves by ending its iteration — cancelling its task, breaking out of the loop, or dropping the
+/// stream. Events are buffered per subscriber according to the buffering policy, so a consumer that stops reading
+/// without leaving keeps accumulating events under the default `.unbounded` policy.
+public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `state` is read and written only while `lock` is held; everything else is immutable.
+    private typealias Continuation = AsyncStream<Event>.Continuation
+
+    private struct State {
+        var continuations: [UInt64: Continuation] = [:]
+        var nextID: UInt64 = 0
+        var isFinished = false
+    }
+
+    /// Guards `state`: the registered continuations, the id counter and whether ``finish()`` has run.
+    private let lock = NSLock()
+    private var state = State()
+    private let bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy
+    private let onEmpty: @Sendable () -> Void
+
+    /// Creates an empty registry.
+    ///
+    /// `onEmpty` runs, outside the registry's lock, each time a departure leaves no subscriber — typically to close
+    /// the SSE connection. It runs again if subscribers come back and leave again, but never because of
+    /// ``finish()``: the owner calling `finish()` already knows the stream is over.
+    public init(
+        bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded,
+        onEmpty: @escaping @Sendable () -> Void = {}
+    ) {
+        self.bufferingPolicy = bufferingPolicy
+        self.onEmpty = onEmpty
+    }
+
+    deinit {
+        for continuation in state.continuations.values { continuation.finish() }
+    }
+
+    /// A new stream that receives every event yielded after this call; each call returns a distinct stream.
+    /// After ``finish()`` the stream returned is already finished.
+    public func subscribe() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: bufferingPolicy)
+        let id = withState { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        let registered = withState { state in
+            guard !state.isFinished else { return false }
+            state.continuations[id] = continuation
+            return true
+        }
+        if !registered { continuation.finish() }
+        return stream
+    }
+
+    /// Sends `event` to every current subscriber. All subscribers see concurrent yields in the same order.
+    public func yield(_ event: Event) {
+        withState { state in
+            for continuation in state.continuations.values { continuation.yield(event) }
+        }
+    }
+
+    /// Ends every subscriber's stream (their `for await` loops exit after the buffered events) and forgets them.
+    /// Later ``subscribe()`` calls get an already-finished stream. Does not call `onEmpty`.
+    public func finish() {
+        let continuations = withState { state in
+            state.isFinished = true
+            defer { state.continuations = [:] }
+            return state.continuations
+        }
+        for continuation in continuations.values { continuation.finish() }
+    }
+
+    /// How many subscribers are registered now.
+    public var count: Int {
+        withState { $0.continuations.count }
+    }
+
+    private func unsubscribe(_ id: UInt64) {
+        let (removed, isEmpty) = withState { state in
+            let removed = state.continuations.removeValue(forKey: id)
+            return (removed, state.continuations.isEmpty)
+        }
+        // The removed continuation is released here, outside the lock, whatever its release may run.
+        if removed != nil, isEmpty { onEmpty() }
+    }
+
+    private func withState<Result>(_ body: (inout State) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+}

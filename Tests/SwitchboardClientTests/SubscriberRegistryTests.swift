@@ -1,0 +1,115 @@
+import SwitchboardClient
+import Testing
+
+/// Fan-out to concurrent consumers, leaving by cancellation, and shutting everyone down.
+struct SubscriberRegistryTests {
+    /// Starts a task that collects everything `stream` delivers until it ends.
+    func consume(_ stream: AsyncStream<Int>, into collected: Collected<Int>) -> Task<Void, Never> {
+        Task {
+            for await event in stream { collected.append(event) }
+        }
+    }
+
+    @Test func eachSubscribeGetsItsOwnStreamOfEveryEvent() async {
+        let registry = SubscriberRegistry<Int>()
+        let first = Collected<Int>(), second = Collected<Int>()
+        let tasks = [consume(registry.subscribe(), into: first), consume(registry.subscribe(), into: second)]
+        #expect(registry.count == 2)
+
+        for event in 1 ... 3 { registry.yield(event) }
+        registry.finish()
+        for task in tasks { await task.value }
+        #expect(first.all == [1, 2, 3])
+        #expect(second.all == [1, 2, 3])
+    }
+
+    @Test func aCancelledConsumerLeavesAndTheOtherKeepsReceiving() async {
+        let emptied = Collected<Void>()
+        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let leaving = Collected<Int>(), staying = Collected<Int>()
+        let leavingTask = consume(registry.subscribe(), into: leaving)
+        let stayingTask = consume(registry.subscribe(), into: staying)
+
+        registry.yield(1)
+        await waitUntil { leaving.all == [1] && staying.all == [1] }
+        leavingTask.cancel()
+        await leavingTask.value
+        await waitUntil { registry.count == 1 }
+        #expect(registry.count == 1)
+        #expect(emptied.all.isEmpty)
+
+        registry.yield(2)
+        await waitUntil { staying.all == [1, 2] }
+        #expect(staying.all == [1, 2])
+        #expect(leaving.all == [1])
+
+        stayingTask.cancel()
+        await stayingTask.value
+        await waitUntil { registry.count == 0 }
+        #expect(registry.count == 0)
+        await waitUntil { emptied.all.count == 1 }
+        #expect(emptied.all.count == 1)
+    }
+
+    @Test func finishEndsEveryStreamAndForgetsThem() async {
+        let emptied = Collected<Void>()
+        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let collected = (0 ..< 4).map { _ in Collected<Int>() }
+        let tasks = collected.map { consume(registry.subscribe(), into: $0) }
+        registry.yield(1)
+
+        registry.finish()
+        for task in tasks { await task.value } // returns only because every `for await` loop exited
+        #expect(registry.count == 0)
+        #expect(collected.allSatisfy { $0.all == [1] })
+        #expect(emptied.all.isEmpty)
+    }
+
+    @Test func subscribingAfterFinishGetsAnAlreadyFinishedStream() async {
+        let registry = SubscriberRegistry<Int>()
+        registry.finish()
+        let stream = registry.subscribe()
+        #expect(registry.count == 0)
+        registry.yield(1)
+        var received: [Int] = []
+        for await event in stream { received.append(event) }
+        #expect(received.isEmpty)
+    }
+
+    @Test func droppingAStreamUnsubscribes() async {
+        let emptied = Collected<Void>()
+        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        _ = registry.subscribe()
+        await waitUntil { registry.count == 0 }
+        #expect(registry.count == 0)
+        #expect(emptied.all.count == 1)
+    }
+
+    @Test func onEmptyRunsOnceWhenTheLastOfManyConsumersLeaves() async {
+        let emptied = Collected<Void>()
+        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let tasks = (0 ..< 20).map { _ in consume(registry.subscribe(), into: Collected<Int>()) }
+        #expect(registry.count == 20)
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        await waitUntil { registry.count == 0 && emptied.all.count == 1 }
+        #expect(registry.count == 0)
+        #expect(emptied.all.count == 1)
+    }
+
+    @Test func concurrentYieldsReachEverySubscriberInTheSameOrder() async {
+        let registry = SubscriberRegistry<Int>()
+        let collected = (0 ..< 3).map { _ in Collected<Int>() }
+        let consumers = collected.map { consume(registry.subscribe(), into: $0) }
+        await withTaskGroup(of: Void.self) { group in
+            for producer in 0 ..< 4 {
+                group.addTask { for n in 0 ..< 100 { registry.yield(producer * 1000 + n) } }
+            }
+        }
+        registry.finish()
+        for task in consumers { await task.value }
+        #expect(collected[0].all.count == 400)
+        #expect(collected[1].all == collected[0].all)
+        #expect(collected[2].all == collected[0].all)
+    }
+}
