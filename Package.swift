@@ -38,6 +38,6 @@ let package = Package(
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "switchboard"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "SwitchboardClient", "switchboard"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Typed access to the Switchboard API for an app: feeds, interactions and the session.
+///
+/// `tokenProvider` returns the user's session token (ask your backend for one); it is called for every request,
+/// so it may refresh. Every POST is retried safely with an `Idempotency-Key`; feed pages are revalidated with ETags.
+public final class SwitchboardClient: Sendable {
+    let baseURL: URL
+    let tokenProvider: @Sendable () async throws -> String
+    let session: URLSession
+    let retry: RetryPolicy
+    let pages = ETagCache()
+
+    /// A client of the service at `baseURL`.
+    public init(baseURL: URL, tokenProvider: @escaping @Sendable () async throws -> String,
+                session: URLSession = .shared, retry: RetryPolicy = RetryPolicy()) {
+        self.baseURL = baseURL
+        self.tokenProvider = tokenProvider
+        self.session = session
+        self.retry = retry
+    }
+
+    /// One page of feed `key`; a reload sends `If-None-Match` and returns the cached page on 304.
+    public func feed(_ key: String, limit: Int? = nil, cursor: String? = nil) async throws -> Page<FeedItem> {
+        var query: [URLQueryItem] = []
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        let url = try self.url("/v1/feeds/\(Self.segment(key))", query)
+        let cached = await pages.entry(for: url)
+        var headers: [String: String] = [:]
+        if let cached { headers["If-None-Match"] = cached.etag }
+        let (data, response) = try await send("GET", url, body: nil, headers: headers)
+        if response.statusCode == 304, let cached { return try decode(Page<FeedItem>.self, cached.body) }
+        let page = try decode(Page<FeedItem>.self, data)
+        if let etag = response.value(forHTTPHeaderField: "ETag") { await pages.store(url, etag: etag, body: data) }
+        return page
+    }
+
+    /// Every item of feed `key`, page after page.
+    public func allItems(of key: String, pageSize: Int = 50) -> AsyncThrowingStream<FeedItem, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var cursor: String?
+                    repeat {
+                        let page = try await self.feed(key, limit: pageSize, cursor: cursor)
+                        for item in page.items { continuation.yield(item) }
+                        cursor = page.hasMore ? page.nextCursor : nil
+                    } while cursor != nil
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Opens a support interaction (customers).
+    public func startInteraction(subject: String? = nil) async throws -> Interaction {
+        try await call("POST", "/v1/interactions", body: subject.map { ["subject": $0] } ?? [:])
+    }
+
+    /// One interaction.
+    public func interaction(_ id: String) async throws -> Interaction {
+        try await call("GET", "/v1/interactions/\(Self.segment(id))")
+    }
+
+    /// A page of the caller's interactions (all of the tenant's for agents).
+    public func interactions(state: Interaction.State? = nil, limit: Int? = nil, cursor: String? = nil) async throws -> Page<Interaction> {
+        var query: [URLQueryItem] = []
+        if let state { query.append(URLQueryItem(name: "state", value: state.rawValue)) }
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await call("GET", "/v1/interactions", query: query)
+    }
+
+    /// Sends a message.
+    public func sendMessage(_ text: String, to interactionID: String) async throws -> Message {
+        try await call("POST", "/v1/interactions/\(Self.segment(interactionID))/messages", body: ["text": text])
+    }
+
+    /// Tells the other side whether the user is typing.
+    public func setTyping(_ typing: Bool, in interactionID: String) async throws {
+        let _: [String: Bool] = try await call("POST", "/v1/interactions/\(Self.segment(interactionID))/typing",
+                                               body: ["typing": typing])
+    }
+
+    /// Reports a media state change.
+    public func setMedia(_ kind: MediaKind, _ state: MediaState, in interactionID: String) async throws {
+        let _: MediaChange = try await call("POST", "/v1/interactions/\(Self.segment(interactionID))/media",
+                                            body: ["kind": kind.rawValue, "state": state.rawValue])
+    }
+
+    /// Ends an interaction.
+    public func endInteraction(_ id: String) async throws -> Interaction {
+        try await call("POST", "/v1/interactions/\(Self.segment(id))/end", body: [String: String]())
+    }
+
+    /// Signs the user out: the session token stops working on every replica within seconds.
+    public func revokeSession() async throws {
+        _ = try await send("DELETE", try url("/v1/sessions/current", []), body: nil, headers: [:])
+    }
+
+    struct MediaChange: Decodable { let seq: Int64 }
+}

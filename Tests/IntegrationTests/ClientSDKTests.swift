@@ -1,0 +1,64 @@
+import Foundation
+import SwitchboardClient
+import Testing
+
+@Suite("The client SDK against the real server")
+struct ClientSDKTests {
+    static func client(_ app: TestApp, _ token: String) -> SwitchboardClient {
+        SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(app.port)")!, tokenProvider: { token },
+                          retry: RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(50)))
+    }
+
+    @Test func anInteractionThroughTheSDK() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let alice = Self.client(app, who.alice)
+        let started = try await alice.startInteraction(subject: "Card blocked")
+        #expect(started.state == .started)
+        #expect(started.customerID == "alice")
+        let message = try await alice.sendMessage("Hello from the app", to: started.id)
+        #expect(message.text == "Hello from the app")
+        #expect(message.senderRole == "customer")
+        try await alice.setTyping(true, in: started.id)
+        try await alice.setMedia(.audio, .requested, in: started.id)
+        #expect(try await alice.interaction(started.id).subject == "Card blocked")
+        #expect(try await alice.interactions(state: .started).items.map(\.id) == [started.id])
+        let ended = try await alice.endInteraction(started.id)
+        #expect(ended.state == .ended)
+        #expect(ended.endedAt != nil)
+        do {
+            _ = try await alice.sendMessage("too late", to: started.id)
+            Issue.record("expected a 409")
+        } catch SwitchboardError.problem(let problem) {
+            #expect(problem.status == 409)
+            #expect(problem.title == "Conflict")
+        }
+        try await alice.revokeSession()
+        do {
+            _ = try await alice.interactions()
+            Issue.record("expected a 401")
+        } catch SwitchboardError.problem(let problem) {
+            #expect(problem.status == 401)
+        }
+        await app.stop()
+    }
+
+    @Test func feedsAreRevalidatedWithETagsAndWalkedPageByPage() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        for n in 0 ..< 5 {
+            #expect(try await app.call("POST", "/v1/feeds/news/items", token: who.apiKey, body: #"{"title":"n\#(n)"}"#).status == 201)
+        }
+        let alice = Self.client(app, who.alice)
+        let first = try await alice.feed("news", limit: 10)
+        let again = try await alice.feed("news", limit: 10)
+        #expect(first == again)
+        #expect(first.items.map(\.title) == ["n4", "n3", "n2", "n1", "n0"])
+        let metrics = try await app.call("GET", "/metrics").text
+        #expect(MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/feeds/{key}",method="GET",status="304"}"#) == 1)
+        var walked: [String] = []
+        for try await item in alice.allItems(of: "news", pageSize: 2) { walked.append(item.title) }
+        #expect(walked == ["n4", "n3", "n2", "n1", "n0"])
+        await app.stop()
+    }
+}
