@@ -62,3 +62,22 @@ struct ClientSDKTests {
         await app.stop()
     }
 }
+
+@Suite("The client SDK over a bad network")
+struct ClientSDKRetryTests {
+    @Test func aPOSTRetriedAfterADroppedResponseCreatesOneMessage() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let proxy = try DroppingProxy(upstream: app.port) { head in head.hasPrefix("POST /v1/interactions/") && head.contains("/messages") }
+        let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, tokenProvider: { who.alice },
+                                       retry: RetryPolicy(maxAttempts: 4, initialBackoff: .milliseconds(50)))
+        let message = try await client.sendMessage("sent once", to: id)
+        #expect(proxy.hasDropped, "the first response must have been lost on the way")
+        #expect(message.text == "sent once")
+        let stored = try await app.database.query("SELECT count(*) AS n FROM interaction_events WHERE kind = 'message'")
+        #expect(try stored[0].decode("n", as: Int64.self) == 1)
+        proxy.close()
+        await app.stop()
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A one-request-at-a-time HTTP proxy for tests that, once, forwards a matching request to the server but drops
+/// the server's response (closing the client's connection) — as a mobile network does. Blocking; own threads.
+final class DroppingProxy: @unchecked Sendable { // `dropped` is guarded by `lock`; the rest is immutable
+    let port: Int
+    private let listener: Int32
+    private let upstream: Int
+    private let shouldDrop: @Sendable (String) -> Bool
+    private let lock = NSLock()
+    private var dropped = false
+
+    init(upstream: Int, dropOnce shouldDrop: @escaping @Sendable (String) -> Bool) throws {
+        self.upstream = upstream
+        self.shouldDrop = shouldDrop
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        listen(fd, 64)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Whether the proxy has dropped its response yet.
+    var hasDropped: Bool { lock.withLock { dropped } }
+
+    func close() { Glibc.shutdown(listener, Int32(SHUT_RDWR)); Glibc.close(listener) }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let thread = Thread { [self] in serve(client) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        let reader = RawSocketReader(fd: client)
+        defer { Glibc.close(client) }
+        while let request = reader.readMessage() {
+            guard let server = try? RawSocket(port: upstream) else { return }
+            guard (try? server.send(request)) != nil,
+                  let response = try? server.readResponse(timeout: 10) else { return }
+            let head = String(decoding: request.prefix(200), as: UTF8.self)
+            let drop = lock.withLock { () -> Bool in
+                guard !dropped, shouldDrop(head) else { return false }
+                dropped = true
+                return true
+            }
+            if drop { return } // the write happened; the client never hears of it
+            var bytes = Array("HTTP/1.1 \(response.status) X\r\n".utf8)
+            for (name, value) in response.headers where name.lowercased() != "connection" {
+                bytes += Array("\(name): \(value)\r\n".utf8)
+            }
+            bytes += Array("\r\n".utf8) + response.body
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { send(client, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+}
+
+/// Reads whole HTTP requests (head plus Content-Length body) from a socket.
+struct RawSocketReader {
+    let fd: Int32
+    private let buffer = Buffer()
+
+    final class Buffer: @unchecked Sendable { var bytes: [UInt8] = [] } // used by one thread
+
+    init(fd: Int32) { self.fd = fd }
+
+    func readMessage() -> [UInt8]? {
+        while true {
+            if let end = RawSocket.find([13, 10, 13, 10], in: buffer.bytes) {
+                let head = String(decoding: buffer.bytes[..<end], as: UTF8.self).lowercased()
+                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if buffer.bytes.count >= end + 4 + length {
+                    let message = Array(buffer.bytes[..<(end + 4 + length)])
+                    buffer.bytes.removeFirst(end + 4 + length)
+                    return message
+                }
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, 65536, 0) }
+            if n <= 0 { return nil }
+            buffer.bytes += chunk[..<n]
+        }
+    }
+}
