@@ -36,9 +36,9 @@ print("openapi.yaml: valid OpenAPI 3.1")
 PY
 
 echo "== test" >&2
-# The cross-replica suite runs on its own afterwards: it checks that another process sees a write on its very
-# next read, which is a claim about a machine under normal load, not one saturated by the rest of the suite.
-quiet="AcrossProcesses"
+# Some tests run on their own afterwards, because their claims are about a machine under normal load, not one
+# saturated by the rest of the suite: cross-replica freshness, and the hundreds-of-concurrent-clients tests.
+quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads"
 # Last, the README's walk-through against the built binary, every response validated against openapi.yaml.
 scripts/with-temp-postgres.sh bash -c '
     "$0" test --skip-build --skip "$1" "${@:2}" && "$0" test --skip-build --filter "$1" "${@:2}" &&
