@@ -54,8 +54,7 @@ final class ConnectionContext: @unchecked Sendable {
         let task = state.withLock { state -> Task<Void, Never>? in
             state.watched = false
             guard !state.responded else { return nil }
-            state.cancelRequested = true
-            return state.task
+            return state.requestCancellation()
         }
         task?.cancel()
     }
@@ -64,10 +63,9 @@ final class ConnectionContext: @unchecked Sendable {
     func requestCompleted() {
         let (task, writer) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<Void, any Error>?) in
             state.closed = true
-            state.cancelRequested = true
             unwatchLocked(&state)
             defer { state.writerWaiting = nil }
-            return (state.task, state.writerWaiting)
+            return (state.requestCancellation(), state.writerWaiting)
         }
         writer?.resume(throwing: CancellationError())
         task?.cancel()
@@ -92,11 +90,7 @@ final class ConnectionContext: @unchecked Sendable {
 extension ConnectionContext {
     /// Shutdown: answers a request that is still running with `response` (its own answer, if it comes, is dropped).
     func forceRespond(_ response: Response) {
-        let task = state.withLock { state in
-            state.cancelRequested = true
-            return state.task
-        }
-        task?.cancel()
+        state.withLock { $0.requestCancellation() }?.cancel()
         deliver(response)
     }
 
@@ -104,8 +98,7 @@ extension ConnectionContext {
     func forceFinishStream() {
         let (task, resume) = state.withLock { state -> (Task<Void, Never>?, Bool) in
             state.producerFinished = true
-            state.cancelRequested = true
-            return (state.task, state.takeSuspension())
+            return (state.requestCancellation(), state.takeSuspension())
         }
         task?.cancel()
         if resume { MHD_resume_connection(connection) }
@@ -113,10 +106,6 @@ extension ConnectionContext {
 
     /// Shutdown: asks a streamed body's producer to stop (it is cancelled and then finishes the stream).
     func cancelTask() {
-        let task = state.withLock { state in
-            state.cancelRequested = true
-            return state.task
-        }
-        task?.cancel()
+        state.withLock { $0.requestCancellation() }?.cancel()
     }
 }

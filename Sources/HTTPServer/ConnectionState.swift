@@ -28,6 +28,12 @@ struct ConnectionState {
 
     var buffered: Int { buffer.count - readOffset }
 
+    /// Records that the task must stop (also for a task not stored yet) and returns it, to cancel outside the lock.
+    mutating func requestCancellation() -> Task<Void, Never>? {
+        cancelRequested = true
+        return task
+    }
+
     /// Stores the responder's answer; returns whether the caller must resume the connection.
     mutating func respond(_ response: Response) -> Bool {
         guard !responded, !closed else { return false }
