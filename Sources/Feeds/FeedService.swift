@@ -38,16 +38,19 @@ public final class FeedService: Sendable {
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
         if let cached = cachedPage(key) { return cached }
         remember(key)
-        let epoch = self.epoch(of: key.feed)
-        let stamped = try await pages.value(for: key) { [store] key in
-            StampedPage(result: try await store.page(key), epoch: epoch)
-        }
-        if stamped.epoch == self.epoch(of: key.feed) { return stamped.result }
+        let stamped = try await load(key)
+        if stamped.epoch == epoch(of: key.feed) { return stamped.result }
         // Loaded (or cached) before a change this process has heard of: drop it and load again.
         await pages.invalidate(key)
-        return try await pages.value(for: key) { [store, epoch = self.epoch(of: key.feed)] key in
+        return try await load(key).result
+    }
+
+    /// The page through the coordinator, stamped with the feed's change count as the load starts.
+    private func load(_ key: FeedPageKey) async throws -> StampedPage {
+        let epoch = epoch(of: key.feed)
+        return try await pages.value(for: key) { [store] key in
             StampedPage(result: try await store.page(key), epoch: epoch)
-        }.result
+        }
     }
 
     /// The page for `key` if it is in memory now and still current (for the synchronous fast path).
