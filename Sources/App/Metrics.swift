@@ -32,7 +32,7 @@ final class Metrics: Sendable {
     private let shards: [Locked<Store>] = (0 ..< 8).map { _ in Locked(Store()) }
 
     private var store: Locked<Store> {
-        shards[Int(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) >> 8 % 8)]
+        shards[Int((UInt(pthread_self()) >> 8) % UInt(shards.count))]
     }
 
     /// Records one finished request.
