@@ -40,9 +40,7 @@ public struct AccountRoutes: Sendable {
     @Sendable func createTenant(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(CreateTenant.self)
         let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1 ... 200).contains(name.count) else {
-            throw Problem.badRequest("name must be 1 to 200 characters.", parameter: "name")
-        }
+        try Problem.requireLength(name, of: "name", in: 1 ... 200)
         let tenant = try await store.createTenant(name: name)
         return try .json(TenantCreated(id: tenant.id.lowercased, name: tenant.name, api_key: tenant.apiKey,
                                        api_key_id: tenant.apiKeyID.lowercased),
@@ -85,9 +83,7 @@ public struct AccountRoutes: Sendable {
 
     @Sendable func createSession(_ request: Request, _ principal: Principal) async throws -> Response {
         let body = try request.decodeJSON(CreateSession.self)
-        guard (1 ... 200).contains(body.user_id.count) else {
-            throw Problem.badRequest("user_id must be 1 to 200 characters.", parameter: "user_id")
-        }
+        try Problem.requireLength(body.user_id, of: "user_id", in: 1 ... 200)
         guard let role = Role(rawValue: body.role) else {
             throw Problem.badRequest("role must be 'customer' or 'agent'.", parameter: "role")
         }

@@ -68,15 +68,11 @@ enum FeedRequest {
     private struct PatchShape: Decodable {}
 
     static func checkTitle(_ title: String) throws {
-        guard (1 ... 500).contains(title.count) else {
-            throw Problem.badRequest("title must be 1 to 500 characters.", parameter: "title")
-        }
+        try Problem.requireLength(title, of: "title", in: 1 ... 500)
     }
 
     static func checkBody(_ body: String) throws {
-        guard body.count <= 20_000 else {
-            throw Problem.badRequest("body must be at most 20,000 characters.", parameter: "body")
-        }
+        try Problem.requireLength(body, of: "body", in: 0 ... 20_000)
     }
 
     static func checkURL(_ text: String, _ field: String) throws {

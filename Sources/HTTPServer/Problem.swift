@@ -78,3 +78,24 @@ extension Problem {
                 headers: ["Retry-After": String(retryAfterSeconds)])
     }
 }
+
+extension Problem {
+    /// Checks that a text field has a length (in characters) within `range`, else throws a 400 naming it.
+    public static func requireLength(_ value: String, of field: String, in range: ClosedRange<Int>) throws {
+        guard !range.contains(value.count) else { return }
+        let bounds = range.lowerBound == 0 ? "at most \(grouped(range.upperBound))"
+            : "\(grouped(range.lowerBound)) to \(grouped(range.upperBound))"
+        throw badRequest("\(field) must be \(bounds) characters.", parameter: field)
+    }
+
+    /// `4000` as `4,000` (for messages).
+    public static func grouped(_ number: Int) -> String {
+        var digits = Array(String(number))
+        var index = digits.count - 3
+        while index > 0 {
+            digits.insert(",", at: index)
+            index -= 3
+        }
+        return String(digits)
+    }
+}

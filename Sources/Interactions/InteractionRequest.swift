@@ -12,10 +12,6 @@ enum InteractionRequest {
         return id
     }
 
-    static func limit(_ request: Request) throws -> Int {
-        try request.integerQuery("limit", default: 20, in: 1 ... 100)
-    }
-
     /// Locks the interaction and checks that `action` is allowed in its state: 404 when the caller may not see
     /// it, 409 when the lifecycle forbids the action.
     static func open(_ id: UUID, for principal: Principal, action: InteractionState.Action, store: InteractionStore,

@@ -38,16 +38,14 @@ public struct InteractionRoutes: Sendable {
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
         let body = request.body.isEmpty ? CreateBody(subject: nil) : try request.decodeJSON(CreateBody.self)
-        if let subject = body.subject, !(1 ... 200).contains(subject.count) {
-            throw Problem.badRequest("subject must be 1 to 200 characters.", parameter: "subject")
-        }
+        if let subject = body.subject { try Problem.requireLength(subject, of: "subject", in: 1 ... 200) }
         return try await writes.run(request, principal) { [store] connection in
             try .json(try await store.create(subject: body.subject, for: principal, on: connection), status: 201)
         }
     }
 
     @Sendable func list(_ request: Request, _ principal: Principal) async throws -> Response {
-        let limit = try InteractionRequest.limit(request)
+        let limit = try request.integerQuery("limit", default: 20, in: 1 ... 100)
         var state: InteractionState?
         if let text = request.queryValue("state") {
             guard let parsed = InteractionState(rawValue: text) else {
@@ -77,9 +75,7 @@ public struct InteractionRoutes: Sendable {
     @Sendable func postMessage(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(MessageBody.self)
-        guard (1 ... 4000).contains(body.text.count) else {
-            throw Problem.badRequest("text must be 1 to 4,000 characters.", parameter: "text")
-        }
+        try Problem.requireLength(body.text, of: "text", in: 1 ... 4000)
         return try await writes.run(request, principal) { [store] connection in
             try await InteractionRequest.open(id, for: principal, action: .message, store: store, on: connection)
             return try .json(try await store.addMessage(body.text, from: principal, to: id, on: connection), status: 201)
@@ -88,7 +84,7 @@ public struct InteractionRoutes: Sendable {
 
     @Sendable func listMessages(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
-        let limit = try InteractionRequest.limit(request)
+        let limit = try request.integerQuery("limit", default: 20, in: 1 ... 100)
         let after = try request.parsedQuery("cursor") { text in Int64(text).flatMap { $0 >= 0 ? $0 : nil } }
         let messages = try await pool.withConnection { [store] connection -> [InteractionMessage] in
             guard try await store.find(id, for: principal, on: connection) != nil else { throw InteractionRequest.notFound }
@@ -144,9 +140,7 @@ public struct InteractionRoutes: Sendable {
     @Sendable func fail(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(FailBody.self)
-        guard (1 ... 500).contains(body.reason.count) else {
-            throw Problem.badRequest("reason must be 1 to 500 characters.", parameter: "reason")
-        }
+        try Problem.requireLength(body.reason, of: "reason", in: 1 ... 500)
         return try await writes.run(request, principal) { [store] connection in
             try await InteractionRequest.open(id, for: principal, action: .fail, store: store, on: connection)
             return try .json(try await store.close(id, as: .failed, reason: body.reason, on: connection))

@@ -69,3 +69,17 @@ import Testing
         }
     }
 }
+
+@Suite struct LengthCheckTests {
+    @Test func namesTheFieldAndTheBounds() {
+        #expect(throws: Problem.badRequest("text must be 1 to 4,000 characters.", parameter: "text")) {
+            try Problem.requireLength("", of: "text", in: 1 ... 4000)
+        }
+        #expect(throws: Problem.badRequest("body must be at most 20,000 characters.", parameter: "body")) {
+            try Problem.requireLength(String(repeating: "x", count: 20_001), of: "body", in: 0 ... 20_000)
+        }
+        #expect(throws: Never.self) { try Problem.requireLength("ünï", of: "name", in: 1 ... 3) }
+        #expect(Problem.grouped(1_234_567) == "1,234,567")
+        #expect(Problem.grouped(200) == "200")
+    }
+}
