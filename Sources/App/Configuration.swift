@@ -30,6 +30,8 @@ public struct Configuration: Sendable {
     public var feedCache: Bool
     /// Interval of the heartbeat comment on event streams (`SSE_HEARTBEAT_SECONDS`).
     public var heartbeat: Duration
+    /// How long event-stream clients wait before reconnecting: the streams' `retry:` field (`SSE_RETRY_MS`).
+    public var reconnectDelay: Duration
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -38,7 +40,8 @@ public struct Configuration: Sendable {
                 databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
-                feedCache: Bool = true, heartbeat: Duration = .seconds(15), testRoutes: Bool = false) {
+                feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
+                testRoutes: Bool = false) {
         self.server = server
         self.streamServer = streamServer
         self.databaseURL = databaseURL
@@ -50,6 +53,7 @@ public struct Configuration: Sendable {
         self.rateLimitPerMinute = rateLimitPerMinute
         self.feedCache = feedCache
         self.heartbeat = heartbeat
+        self.reconnectDelay = reconnectDelay
         self.testRoutes = testRoutes
     }
 
@@ -86,6 +90,7 @@ public struct Configuration: Sendable {
             rateLimitPerMinute: try reader.integer("RATE_LIMIT_PER_MINUTE", default: 600, in: 0 ... 1_000_000),
             feedCache: try reader.integer("FEED_CACHE", default: 1, in: 0 ... 1) == 1,
             heartbeat: .seconds(try reader.integer("SSE_HEARTBEAT_SECONDS", default: 15, in: 1 ... 3600)),
+            reconnectDelay: .milliseconds(try reader.integer("SSE_RETRY_MS", default: 2000, in: 0 ... 600_000)),
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
     }
 }

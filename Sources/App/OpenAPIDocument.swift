@@ -653,10 +653,11 @@ paths:
       description: |
         Without `Last-Event-ID` the stream starts with a `state` snapshot (its `id` is the log's latest seq); with it
         (the header, or the `last_event_id` query parameter) it starts with every stored event after that id. Then
-        live events follow, with no gap and no duplicate across the seam. The stream starts with `retry: 2000`, sends
-        a `: heartbeat` comment every 15 s (`SSE_HEARTBEAT_SECONDS`), and ends after the final `state` event
-        (`ended` or `failed`). It also ends when the client falls too far behind (its buffer is bounded): reconnect
-        with the last received id and nothing is lost.
+        live events follow, with no gap and no duplicate across the seam. The stream starts with a `retry:` field
+        (2000 ms; `SSE_RETRY_MS`), sends a `: heartbeat` comment every 15 s (`SSE_HEARTBEAT_SECONDS`), and ends after
+        the final `state` event (`ended` or `failed`). It also ends when the client falls too far behind (its buffer
+        is bounded), and when the server shuts down, after a `reconnect` event (no `id`; `{"reason": "shutdown"}`):
+        in both cases reconnect with the last received id and nothing is lost.
 
         Events (`event:` field; `data:` is JSON, one `data:` line per line of it):
         - `state` (`id: <seq>`): `{"state": "started"|"ended"|"failed", "failure_reason": string|null, "created_at": …}`;

@@ -19,7 +19,8 @@ struct Services: Sendable {
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
         feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
-        interactionEvents = InteractionEvents(pool: pool, heartbeat: configuration.heartbeat)
+        interactionEvents = InteractionEvents(pool: pool, heartbeat: configuration.heartbeat,
+                                              reconnectDelay: configuration.reconnectDelay)
     }
 }
 

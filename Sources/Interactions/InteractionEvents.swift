@@ -17,10 +17,15 @@ public final class InteractionEvents: Sendable {
     /// Guards the one task that sends every subscriber a heartbeat (one timer for all, not one per stream).
     private let heartbeats = Locked<Task<Void, Never>?>(nil)
 
+    /// How long a client should wait before reconnecting: every stream starts with it as its `retry:` field.
+    public let reconnectDelay: Duration
+
     /// Events read through `pool`; every subscriber gets a heartbeat each `heartbeat`.
-    public init(pool: PostgresPool, bufferLimit: Int = 256, heartbeat: Duration = .seconds(15)) {
+    public init(pool: PostgresPool, bufferLimit: Int = 256, heartbeat: Duration = .seconds(15),
+                reconnectDelay: Duration = .seconds(2)) {
         self.log = InteractionEventLog(pool: pool)
         self.bufferLimit = bufferLimit
+        self.reconnectDelay = reconnectDelay
         let hub = self.hub
         let task = Task {
             while !Task.isCancelled {

@@ -14,8 +14,6 @@ struct InteractionStreamRoute: Sendable {
     let pool: PostgresPool
     let store: InteractionStore
     let events: InteractionEvents
-    /// Milliseconds a client should wait before reconnecting (the `retry:` field).
-    let retryMilliseconds = 2000
 
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
@@ -35,7 +33,9 @@ struct InteractionStreamRoute: Sendable {
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
         events.noteReplayed(id, through: replayedThrough)
         let finished = replay.contains(where: \.terminal)
-        let body = StreamedBody { [retryMilliseconds] writer in
+        let retry = events.reconnectDelay.components
+        let retryMilliseconds = retry.seconds * 1000 + retry.attoseconds / 1_000_000_000_000_000
+        let body = StreamedBody { writer in
             try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))
             for event in replay { try await writer.write(InteractionStreamRoute.encode(event)) }
             if finished { return }

@@ -14,9 +14,11 @@ public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
         var continuations: [UInt64: Continuation] = [:]
         var nextID: UInt64 = 0
         var isFinished = false
+        var retained: Event?
     }
 
-    /// Guards `state`: the registered continuations, the id counter and whether ``finish()`` has run.
+    /// Guards `state`: the registered continuations, the id counter, the retained event and whether ``finish()``
+    /// has run.
     private let lock = NSLock()
     private var state = State()
     private let bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy
@@ -39,8 +41,8 @@ public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
         for continuation in state.continuations.values { continuation.finish() }
     }
 
-    /// A new stream that receives every event yielded after this call; each call returns a distinct stream.
-    /// After ``finish()`` the stream returned is already finished.
+    /// A new stream that receives the retained event (see ``yield(_:retain:)``), then every event yielded after
+    /// this call; each call returns a distinct stream. After ``finish()`` the stream returned is already finished.
     public func subscribe() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: bufferingPolicy)
         let id = withState { state in
@@ -50,6 +52,7 @@ public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         let registered = withState { state in
             guard !state.isFinished else { return false }
+            if let retained = state.retained { continuation.yield(retained) }
             state.continuations[id] = continuation
             return true
         }
@@ -58,8 +61,12 @@ public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
     }
 
     /// Sends `event` to every current subscriber. All subscribers see concurrent yields in the same order.
-    public func yield(_ event: Event) {
+    ///
+    /// With `retain`, `event` is also kept (replacing any event kept before) and handed first to every later
+    /// subscriber — for "the current state", which a subscriber that joins late must not have to wait for.
+    public func yield(_ event: Event, retain: Bool = false) {
         withState { state in
+            if retain { state.retained = event }
             for continuation in state.continuations.values { continuation.yield(event) }
         }
     }

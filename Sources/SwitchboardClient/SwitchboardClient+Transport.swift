@@ -58,9 +58,14 @@ extension SwitchboardClient {
     }
 
     static func problem(_ data: Data, status: Int) -> SwitchboardError {
-        if let problem = try? JSONDecoder().decode(APIProblem.self, from: data) { return .problem(problem) }
-        return .problem(APIProblem(type: "about:blank", title: HTTPURLResponse.localizedString(forStatusCode: status),
-                                   status: status, detail: nil))
+        .problem(problemDetails(data, status: status))
+    }
+
+    /// The problem details of an error response, or plain ones built from the status when the body has none.
+    static func problemDetails(_ data: Data, status: Int) -> APIProblem {
+        if let problem = try? JSONDecoder().decode(APIProblem.self, from: data) { return problem }
+        return APIProblem(type: "about:blank", title: HTTPURLResponse.localizedString(forStatusCode: status),
+                          status: status, detail: nil)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {

@@ -12,15 +12,20 @@ public final class SwitchboardClient: Sendable {
     let tokenProvider: @Sendable () async throws -> String
     let session: URLSession
     let retry: RetryPolicy
+    let eventPolicy: EventStreamPolicy
     let pages = ETagCache()
+    let liveInteractions = LiveInteractions()
 
-    /// A client of the service at `baseURL`.
+    /// A client of the service at `baseURL`. Event streams use a session of their own per connection, configured
+    /// like `session`.
     public init(baseURL: URL, tokenProvider: @escaping @Sendable () async throws -> String,
-                session: URLSession = .shared, retry: RetryPolicy = RetryPolicy()) {
+                session: URLSession = .shared, retry: RetryPolicy = RetryPolicy(),
+                eventPolicy: EventStreamPolicy = EventStreamPolicy()) {
         self.baseURL = baseURL
         self.tokenProvider = tokenProvider
         self.session = session
         self.retry = retry
+        self.eventPolicy = eventPolicy
     }
 
     /// One page of feed `key`; a reload sends `If-None-Match` and returns the cached page on 304.

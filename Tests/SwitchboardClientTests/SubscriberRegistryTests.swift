@@ -113,3 +113,35 @@ struct SubscriberRegistryTests {
         #expect(collected[2].all == collected[0].all)
     }
 }
+
+/// The retained event: what a subscriber that joins late gets first.
+struct SubscriberRegistryRetainedEventTests {
+    @Test func aLateSubscriberStartsWithTheLatestRetainedEventThenLiveOnes() async {
+        let registry = SubscriberRegistry<String>()
+        let early = registry.subscribe()
+        registry.yield("state: started", retain: true)
+        registry.yield("message 1")
+        registry.yield("state: on hold", retain: true)
+        registry.yield("message 2")
+        let late = registry.subscribe()
+        registry.yield("message 3")
+        registry.finish()
+
+        var earlyEvents: [String] = []
+        for await event in early { earlyEvents.append(event) }
+        var lateEvents: [String] = []
+        for await event in late { lateEvents.append(event) }
+        #expect(earlyEvents == ["state: started", "message 1", "state: on hold", "message 2", "message 3"])
+        #expect(lateEvents == ["state: on hold", "message 3"])
+    }
+
+    @Test func aSubscriberAfterFinishGetsNothingNotEvenTheRetainedEvent() async {
+        let registry = SubscriberRegistry<String>()
+        registry.yield("state: ended", retain: true)
+        registry.finish()
+        var events: [String] = []
+        for await event in registry.subscribe() { events.append(event) }
+        #expect(events.isEmpty)
+        #expect(registry.count == 0)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+extension InteractionEvent {
+    /// The event an SSE event of the interaction stream carries; `nil` for kinds this client does not know
+    /// (including `reconnect`, which only announces the end of the connection) and for malformed ones.
+    init?(_ event: ServerSentEvent) {
+        let data = Data(event.data.utf8)
+        let decoder = APIDecoding.decoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let seq = event.id.flatMap { Int64($0) }
+        switch event.event {
+        case "state":
+            guard let seq, let body = try? decoder.decode(StateBody.self, from: data) else { return nil }
+            self = .state(StateChange(seq: seq, state: body.state, failureReason: body.failureReason,
+                                      subject: body.subject, isSnapshot: body.snapshot ?? false,
+                                      createdAt: body.createdAt))
+        case "message":
+            guard let seq, let body = try? decoder.decode(MessageBody.self, from: data) else { return nil }
+            self = .message(Message(seq: seq, id: body.id, senderID: body.senderId, senderRole: body.senderRole,
+                                    text: body.text, createdAt: body.createdAt))
+        case "media":
+            guard let seq, let body = try? decoder.decode(MediaBody.self, from: data),
+                  let kind = MediaKind(rawValue: body.kind), let state = MediaState(rawValue: body.state) else { return nil }
+            self = .media(MediaChange(seq: seq, kind: kind, state: state, senderID: body.senderId,
+                                      senderRole: body.senderRole, createdAt: body.createdAt))
+        case "typing":
+            guard let body = try? decoder.decode(TypingBody.self, from: data) else { return nil }
+            self = .typing(TypingIndicator(isTyping: body.typing, senderID: body.senderId, senderRole: body.senderRole,
+                                           expiresIn: .seconds(body.expiresIn ?? 5)))
+        default:
+            return nil
+        }
+    }
+
+    // The `data` of each kind, as the API document gives it (keys in snake case on the wire).
+    private struct StateBody: Decodable {
+        let state: Interaction.State
+        let failureReason: String?
+        let subject: String?
+        let snapshot: Bool?
+        let createdAt: Date?
+    }
+
+    private struct MessageBody: Decodable {
+        let id: String
+        let senderId: String
+        let senderRole: String
+        let text: String
+        let createdAt: Date
+    }
+
+    private struct MediaBody: Decodable {
+        let kind: String
+        let state: String
+        let senderId: String
+        let senderRole: String
+        let createdAt: Date
+    }
+
+    private struct TypingBody: Decodable {
+        let typing: Bool
+        let senderId: String
+        let senderRole: String
+        let expiresIn: Int?
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// One thing that happened in an interaction, as ``SwitchboardClient/events(for:)`` delivers it.
+///
+/// Stored events (state, message, media) arrive exactly once and in `seq` order, across reconnects. Typing is not
+/// stored: an indicator missed while disconnected is not replayed, and it expires on its own.
+public enum InteractionEvent: Sendable, Equatable {
+    /// The interaction's state: first a snapshot (``StateChange/isSnapshot``), then every change.
+    /// After `ended` or `failed` the stream finishes.
+    case state(StateChange)
+    /// A message from the customer or an agent.
+    case message(Message)
+    /// A media state change (a call requested, a screen share ended…).
+    case media(MediaChange)
+    /// Someone started or stopped typing.
+    case typing(TypingIndicator)
+    /// The server refused the stream (the interaction does not exist for this user, the session was revoked…);
+    /// it is the stream's last element. Open a new stream with ``SwitchboardClient/events(for:)`` once fixed.
+    case refused(APIProblem)
+
+    /// An interaction's state at one point of its log.
+    public struct StateChange: Sendable, Equatable {
+        /// The log position this state is current at.
+        public let seq: Int64
+        public let state: Interaction.State
+        public let failureReason: String?
+        /// Set on the snapshot only.
+        public let subject: String?
+        /// Whether this is the current state sent when the stream opened, rather than a change as it happened.
+        public let isSnapshot: Bool
+        /// When the change happened; `nil` for a snapshot.
+        public let createdAt: Date?
+
+        /// Whether the interaction is over: nothing follows this event.
+        public var isFinal: Bool { state != .started }
+    }
+
+    /// A medium's new state.
+    public struct MediaChange: Sendable, Equatable {
+        public let seq: Int64
+        public let kind: MediaKind
+        public let state: MediaState
+        public let senderID: String
+        public let senderRole: String
+        public let createdAt: Date
+    }
+
+    /// A typing indicator; treat it as stale after `expiresIn`, as no "stopped" may follow.
+    public struct TypingIndicator: Sendable, Equatable {
+        public let isTyping: Bool
+        public let senderID: String
+        public let senderRole: String
+        public let expiresIn: Duration
+    }
+
+    /// The log position of a stored event; `nil` for typing and refusals.
+    public var seq: Int64? {
+        switch self {
+        case .state(let change): change.seq
+        case .message(let message): message.seq
+        case .media(let change): change.seq
+        case .typing, .refused: nil
+        }
+    }
+}

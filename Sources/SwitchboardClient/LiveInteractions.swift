@@ -1,0 +1,66 @@
+import Foundation
+
+/// The client's open event connections, one per interaction with at least one subscriber.
+///
+/// A subscriber joins the interaction's registry (opening the connection if it is the first); when the last one
+/// leaves, the connection is cancelled and forgotten, and the next subscriber opens a fresh one.
+final class LiveInteractions: @unchecked Sendable {
+    // @unchecked Sendable: `entries` and `nextGeneration` are read and written only while `lock` is held.
+
+    private struct Entry {
+        let registry: SubscriberRegistry<InteractionEvent>
+        let connection: Task<Void, Never>
+        /// Tells this entry apart from a later one for the same interaction.
+        let generation: UInt64
+    }
+
+    /// Guards `entries` (the live connection of each interaction) and `nextGeneration`.
+    /// Lock order: this lock, then a registry's; a registry never calls back while holding its own.
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var nextGeneration: UInt64 = 0
+
+    /// A new subscriber stream of `interactionID`; `connect` builds the connection for a registry when none is open.
+    func subscribe(to interactionID: String,
+                   connect: (SubscriberRegistry<InteractionEvent>) -> InteractionEventConnection) -> AsyncStream<InteractionEvent> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let entry = entries[interactionID] { return entry.registry.subscribe() }
+        let generation = nextGeneration
+        nextGeneration += 1
+        let registry = SubscriberRegistry<InteractionEvent> { [weak self] in
+            self?.close(interactionID, generation: generation, onlyIfUnused: true)
+        }
+        let connection = connect(registry)
+        let stream = registry.subscribe()
+        let task = Task { [weak self] in
+            await connection.run()
+            self?.close(interactionID, generation: generation, onlyIfUnused: false)
+        }
+        entries[interactionID] = Entry(registry: registry, connection: task, generation: generation)
+        return stream
+    }
+
+    /// How many interactions have a connection open.
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.count
+    }
+
+    /// Forgets the entry (if it is still `generation`) and cancels its connection — when `onlyIfUnused`, only if
+    /// no subscriber joined since the last one left.
+    private func close(_ interactionID: String, generation: UInt64, onlyIfUnused: Bool) {
+        let closed: Entry? = {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let entry = entries[interactionID], entry.generation == generation,
+                  !onlyIfUnused || entry.registry.count == 0 else { return nil }
+            entries[interactionID] = nil
+            return entry
+        }()
+        closed?.connection.cancel()
+        // Finished after it ends on its own (a no-op then); after a cancel, so no late subscriber is left hanging.
+        closed?.registry.finish()
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension SwitchboardClient {
+    /// The live events of an interaction: a new stream per call, all fed by one self-healing connection.
+    ///
+    /// The stream starts with the interaction's current state (a snapshot), then delivers every change, each stored
+    /// event exactly once and in order, across dropped connections and server restarts. It finishes after the
+    /// interaction ends or fails, or after a ``InteractionEvent/refused(_:)`` event. To stop listening, cancel the
+    /// task iterating it or break out of the loop: that ends this stream only, and the connection closes when the
+    /// last stream of the interaction ends. A stream that is neither iterated nor ended keeps buffering events.
+    public func events(for interactionID: String) -> AsyncStream<InteractionEvent> {
+        guard let url = try? url("/v1/interactions/\(Self.segment(interactionID))/events", []) else {
+            return AsyncStream { $0.finish() }
+        }
+        let configuration = session.configuration
+        configuration.timeoutIntervalForRequest = InteractionEventConnection.seconds(eventPolicy.idleTimeout)
+        return liveInteractions.subscribe(to: interactionID) { registry in
+            InteractionEventConnection(url: url, tokenProvider: tokenProvider, configuration: configuration,
+                                       policy: eventPolicy, registry: registry)
+        }
+    }
+
+    /// How many interactions have an event connection open (one however many streams each has).
+    public var openEventConnections: Int { liveInteractions.count }
+}

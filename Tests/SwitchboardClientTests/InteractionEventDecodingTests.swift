@@ -1,0 +1,95 @@
+import Foundation
+@testable import SwitchboardClient
+import Testing
+
+/// Reading the interaction stream's events exactly as the server writes them (see `openapi.yaml`).
+struct InteractionEventDecodingTests {
+    func decode(_ wire: String) -> [InteractionEvent?] {
+        var parser = EventStreamParser()
+        return parser.feed(Array(wire.utf8)).map { InteractionEvent($0) }
+    }
+
+    @Test func theSnapshotAndAFinalStateChange() throws {
+        let events = decode("""
+            retry: 2000
+
+            id: 4
+            event: state
+            data: {"state": "started", "subject": "Card blocked", "snapshot": true, "failure_reason": null}
+
+            id: 9
+            event: state
+            data: {"state": "failed", "created_at": "2026-11-30T14:20:01.123456+00:00", "failure_reason": "agent left"}
+
+
+            """)
+        guard case .state(let snapshot)? = events.first, case .state(let failed)? = events.last else {
+            Issue.record("expected two states, got \(events)")
+            return
+        }
+        #expect(snapshot.seq == 4 && snapshot.state == .started && snapshot.isSnapshot && !snapshot.isFinal)
+        #expect(snapshot.subject == "Card blocked" && snapshot.createdAt == nil)
+        #expect(failed.seq == 9 && failed.state == .failed && failed.isFinal && !failed.isSnapshot)
+        #expect(failed.failureReason == "agent left")
+        let createdAt = try #require(failed.createdAt)
+        #expect(abs(createdAt.timeIntervalSince1970 - 1_796_048_401.123456) < 0.001)
+    }
+
+    @Test func aMessageTakesItsSeqFromTheEventID() {
+        let events = decode("""
+            id: 12
+            event: message
+            data: {"id": "6f1c", "text": "Hello\\nthere", "sender_id": "alice", "created_at": "2026-11-30T14:20:01Z", "sender_role": "customer"}
+
+
+            """)
+        guard case .message(let message)? = events.first else {
+            Issue.record("expected a message, got \(events)")
+            return
+        }
+        #expect(message.seq == 12 && message.id == "6f1c" && message.text == "Hello\nthere")
+        #expect(message.senderID == "alice" && message.senderRole == "customer")
+        #expect(events.first??.seq == 12)
+    }
+
+    @Test func mediaAndTyping() {
+        let events = decode("""
+            id: 3
+            event: media
+            data: {"kind": "screen", "state": "active", "sender_id": "bob", "sender_role": "agent", "created_at": "2026-11-30T14:20:01Z"}
+
+            event: typing
+            data: {"typing": true, "sender_id": "bob", "sender_role": "agent", "expires_in": 5}
+
+
+            """)
+        guard case .media(let media)? = events.first, case .typing(let typing)? = events.last else {
+            Issue.record("expected media then typing, got \(events)")
+            return
+        }
+        #expect(media.seq == 3 && media.kind == .screen && media.state == .active && media.senderRole == "agent")
+        #expect(typing.isTyping && typing.senderID == "bob" && typing.expiresIn == .seconds(5))
+        #expect(events.last??.seq == nil)
+    }
+
+    @Test func unknownKindsMalformedDataAndStoredEventsWithoutAnIDAreSkipped() {
+        let events = decode("""
+            event: state
+            data: {"state": "ended"}
+
+            event: reconnect
+            data: {"reason":"shutdown"}
+
+            event: poll
+            data: {}
+
+            id: 5
+            event: message
+            data: not json
+
+
+            """)
+        #expect(events.count == 4)
+        #expect(events.allSatisfy { $0 == nil })
+    }
+}
