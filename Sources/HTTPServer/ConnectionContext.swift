@@ -35,7 +35,15 @@ final class ConnectionContext: @unchecked Sendable {
     func deliver(_ response: Response) {
         let resume = state.withLock { state -> Bool in
             let resume = state.respond(response)
-            if resume { unwatchLocked(&state) }
+            if state.streaming {
+                // A stream may sit idle for hours between writes: its socket stays watched for the whole of it,
+                // so a client that leaves is noticed at once, not at the next write.
+                if !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
+                    state.watched = true
+                }
+            } else if resume {
+                unwatchLocked(&state)
+            }
             return resume
         }
         if resume { MHD_resume_connection(connection) }
@@ -49,11 +57,12 @@ final class ConnectionContext: @unchecked Sendable {
         }
     }
 
-    /// The client went away while the request was suspended: cancel its task.
+    /// The client went away while the request was suspended, or during a stream: cancel its task (a stream's
+    /// producer, which then ends the response).
     func clientWentAway() {
         let task = state.withLock { state -> Task<Void, Never>? in
-            state.watched = false
-            guard !state.responded else { return nil }
+            unwatchLocked(&state)
+            guard !state.responded || state.streaming else { return nil }
             return state.requestCancellation()
         }
         task?.cancel()
@@ -79,7 +88,8 @@ final class ConnectionContext: @unchecked Sendable {
         }
     }
 
-    /// Must be called under the lock, before the connection is resumed (its socket may be reused afterwards).
+    /// Must be called under the lock, before a non-streaming connection is resumed and when the request completes
+    /// (its socket may be closed and reused afterwards). A watched socket is open: both happen under this lock.
     private func unwatchLocked(_ state: inout ConnectionState) {
         guard state.watched else { return }
         state.watched = false

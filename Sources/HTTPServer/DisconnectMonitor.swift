@@ -8,7 +8,8 @@ import Glibc
 /// cancels its request's task even though libmicrohttpd does not poll suspended connections.
 ///
 /// Fast requests never touch it: only requests still suspended after `watchAfter` are registered
-/// (with `EPOLLRDHUP`), and they are removed before their connection is resumed.
+/// (with `EPOLLRDHUP`), and they are removed before their connection is resumed. A streamed response is
+/// registered when it starts and stays registered until it ends.
 final class DisconnectMonitor: Sendable {
     let epoll: Int32
     private let wakeup: Int32
@@ -22,9 +23,10 @@ final class DisconnectMonitor: Sendable {
         epoll_ctl(epoll, EPOLL_CTL_ADD, wakeup, &event)
     }
 
-    /// Runs the monitor on its own thread until `stop()`.
-    func start(registry: InFlightRegistry) {
-        let thread = Thread { [self] in self.run(registry: registry) }
+    /// Runs the monitor on its own thread until `stop()`. `registry` holds the requests being answered, `streams`
+    /// the streamed responses being sent.
+    func start(registry: InFlightRegistry, streams: InFlightRegistry) {
+        let thread = Thread { [self] in self.run(registry: registry, streams: streams) }
         thread.name = "disconnect-monitor"
         thread.start()
     }
@@ -35,7 +37,7 @@ final class DisconnectMonitor: Sendable {
         _ = Glibc.write(wakeup, &one, 8)
     }
 
-    private func run(registry: InFlightRegistry) {
+    private func run(registry: InFlightRegistry, streams: InFlightRegistry) {
         let timeoutMS = Int32(max(1, watchAfter.components.seconds * 1000 + watchAfter.components.attoseconds / 1_000_000_000_000_000))
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
@@ -47,7 +49,8 @@ final class DisconnectMonitor: Sendable {
                         close(epoll)
                         return
                     }
-                    registry.context(id: event.data.u64)?.clientWentAway()
+                    let id = event.data.u64
+                    (registry.context(id: id) ?? streams.context(id: id))?.clientWentAway()
                 }
             }
             let cutoff = ContinuousClock.now - watchAfter

@@ -34,7 +34,7 @@ public final class HTTPServer: Sendable {
         _ = sb_raise_nofile_limit()
         let handle = try DaemonHandle.start(configuration, core: core)
         let port = Int(sb_mhd_bound_port(handle.pointer))
-        core.monitor.start(registry: core.requests)
+        core.monitor.start(registry: core.requests, streams: core.streams)
         state.withLock { $0 = .running(handle, port: port) }
         return port
     }

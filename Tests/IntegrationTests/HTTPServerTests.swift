@@ -225,4 +225,26 @@ struct HTTPServerEndToEndTests {
             #expect(await eventually(timeout: .seconds(10)) { server.openStreams == 0 })
         }
     }
+
+    @Test func anIdleStreamEndsAsSoonAsItsClientLeaves() async throws {
+        let cancelled = Counter()
+        try await withTestServer({ router in
+            router.get("/quiet") { _ in
+                Response(status: 200, stream: StreamedBody { writer in
+                    try await writer.write(Array("hello\n".utf8))
+                    // Nothing more to say for a long time, as an event stream between events.
+                    do { try await Task.sleep(for: .seconds(600)) } catch { cancelled.increment() }
+                })
+            }
+        }) { server, port in
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /quiet HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = try await onThread { try socket.readSome() }
+            #expect(server.openStreams == 1)
+            socket.shutdownAndClose()
+            // No write is pending, so only the disconnect monitor can notice: the producer is cancelled anyway.
+            #expect(await eventually(timeout: .seconds(10)) { cancelled.count == 1 })
+            #expect(await eventually(timeout: .seconds(10)) { server.openStreams == 0 })
+        }
+    }
 }

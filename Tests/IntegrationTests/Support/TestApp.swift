@@ -92,15 +92,16 @@ struct TestApp: Sendable {
 
     static func start(rateLimitPerMinute: Int = 0, adminToken: String? = TestApp.adminToken,
                       database: TestDatabase? = nil, heartbeat: Duration = .seconds(15),
+                      reconnectDelay: Duration = .seconds(2), port: Int = 0,
                       streamListener: Bool = false) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         let configuration = Configuration(
-            server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+            server: ServerConfiguration(host: "127.0.0.1", port: port, threads: 2),
             streamServer: streamListener ? ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2) : nil,
             databaseURL: database.url,
             poolSize: 8, poolTimeout: .seconds(5), logLevel: .debug, adminToken: adminToken,
-            rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat)
+            rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()
@@ -110,6 +111,11 @@ struct TestApp: Sendable {
     func stop() async {
         await app.shutdown()
         await database.drop()
+    }
+
+    /// Stops the service but keeps its database, for a restart or for another replica still using it.
+    func stopKeepingDatabase() async {
+        await app.shutdown()
     }
 
     func call(_ method: String, _ path: String, token: String? = nil, headers: [String: String] = [:],
