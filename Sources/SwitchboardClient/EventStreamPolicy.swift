@@ -11,7 +11,7 @@ public struct EventStreamPolicy: Sendable {
     /// Up to this fraction of the wait is added at random (0 disables it).
     public var jitter: Double
     /// A connection that delivers nothing, not even the server's heartbeat, for this long is presumed dead and
-    /// replaced. Keep it above the server's heartbeat interval (15 s by default).
+    /// replaced. Keep it above the server's heartbeat interval (15 s by default); whole seconds, at least one.
     public var idleTimeout: Duration
 
     /// A policy.

@@ -44,7 +44,7 @@ struct InteractionEventConnection: Sendable {
     private func attempt(_ parser: inout EventStreamParser, _ lastSeq: inout Int64) async -> Outcome {
         var delivered = false
         do {
-            var request = URLRequest(url: url, timeoutInterval: Self.seconds(policy.idleTimeout))
+            var request = URLRequest(url: url, timeoutInterval: Self.idleTimeout(policy))
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
             request.setValue("no-store", forHTTPHeaderField: "Cache-Control")
             request.setValue("Bearer \(try await tokenProvider())", forHTTPHeaderField: "Authorization")
@@ -99,8 +99,9 @@ struct InteractionEventConnection: Sendable {
         status == 408 || status == 429 || status >= 500
     }
 
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let parts = duration.components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    /// The policy's idle timeout in whole seconds, at least one (FoundationNetworking drops fractions, and a zero
+    /// timeout would fire at once).
+    static func idleTimeout(_ policy: EventStreamPolicy) -> TimeInterval {
+        TimeInterval(max(1, policy.idleTimeout.components.seconds))
     }
 }

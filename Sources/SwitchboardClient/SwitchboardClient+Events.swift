@@ -16,7 +16,7 @@ extension SwitchboardClient {
             return AsyncStream { $0.finish() }
         }
         let configuration = session.configuration
-        configuration.timeoutIntervalForRequest = InteractionEventConnection.seconds(eventPolicy.idleTimeout)
+        configuration.timeoutIntervalForRequest = InteractionEventConnection.idleTimeout(eventPolicy)
         return liveInteractions.subscribe(to: interactionID) { registry in
             InteractionEventConnection(url: url, tokenProvider: tokenProvider, configuration: configuration,
                                        policy: eventPolicy, registry: registry)

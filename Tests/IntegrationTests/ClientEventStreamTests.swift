@@ -198,4 +198,29 @@ struct ClientEventStreamTests {
         #expect(bob.openEventConnections == 0)
         await app.stop()
     }
+
+    @Test func heartbeatsKeepAQuietConnectionOpenAndASilentOneIsReplaced() async throws {
+        for (heartbeat, silent) in [(Duration.milliseconds(300), false), (.seconds(60), true)] {
+            let app = try await TestApp.start(heartbeat: heartbeat, reconnectDelay: Self.retry)
+            let who = try await InteractionsEndToEndTests.people(app)
+            let id = try await InteractionsEndToEndTests.start(app, who.alice)
+            let proxy = try CuttingProxy(upstream: app.port, budgets: [])
+            let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, tokenProvider: { who.alice },
+                                           eventPolicy: EventStreamPolicy(idleTimeout: .seconds(1)))
+            let received = ReceivedEvents()
+            let consumer = Task { await received.collect(client.events(for: id)) }
+            #expect(await eventually { received.lastState != nil })
+            try await Task.sleep(for: .milliseconds(3500))
+            if silent {
+                #expect(proxy.connections >= 3, "nothing for a second: the connection was presumed dead and replaced")
+            } else {
+                #expect(proxy.connections == 1, "a heartbeat every 300 ms keeps the one connection alive")
+            }
+            try await Self.send(app, "still here", to: id, token: who.agent)
+            #expect(await eventually { received.messages == ["still here"] })
+            consumer.cancel()
+            proxy.close()
+            await app.stop()
+        }
+    }
 }
