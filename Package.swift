@@ -7,6 +7,8 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "Switchboard",
+    // For the client library on Apple platforms (Duration, Task.sleep(for:)); the service itself runs on Linux.
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .executable(name: "switchboard", targets: ["switchboard"]),
         .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),

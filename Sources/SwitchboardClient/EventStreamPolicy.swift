@@ -6,7 +6,7 @@
 public struct EventStreamPolicy: Sendable {
     /// The wait before reconnecting until the server's `retry:` field says otherwise.
     public var defaultReconnectDelay: Duration
-    /// The longest wait between attempts, also bounding a `Retry-After`.
+    /// The longest wait between attempts (before jitter); a server's `Retry-After` may ask for more, up to 10 minutes.
     public var maximumReconnectDelay: Duration
     /// Up to this fraction of the wait is added at random (0 disables it).
     public var jitter: Double
@@ -32,6 +32,9 @@ struct ReconnectSchedule: Sendable {
     /// Attempts in a row that delivered no event.
     private(set) var failures = 0
 
+    /// The longest `Retry-After` obeyed; a longer one is read as this.
+    static let longestRetryAfter = Duration.seconds(600)
+
     init(policy: EventStreamPolicy) {
         self.policy = policy
     }
@@ -43,8 +46,10 @@ struct ReconnectSchedule: Sendable {
         failures = delivered ? 0 : failures + 1
         var wait = serverDelay ?? policy.defaultReconnectDelay
         for _ in 0 ..< min(failures, 32) { wait = min(wait * 2, policy.maximumReconnectDelay) }
-        if let retryAfter { wait = max(wait, retryAfter) }
         wait = min(wait, policy.maximumReconnectDelay)
-        return wait + wait * (policy.jitter * min(max(random, 0), 1))
+        wait = wait + wait * (policy.jitter * min(max(random, 0), 1))
+        // The server's own Retry-After wins over the cap (within reason): coming back earlier only earns another 429.
+        if let retryAfter { wait = max(wait, min(retryAfter, Self.longestRetryAfter)) }
+        return wait
     }
 }

@@ -9,7 +9,8 @@ import FoundationNetworking
 /// events the subscribers already have (by `seq`) are skipped should a server ever resend them. Between attempts
 /// it waits as ``EventStreamPolicy`` says, honouring the server's `retry:` and `Retry-After`. It stops for good —
 /// finishing every subscriber's stream — when the interaction ends or fails, on 204, and on a refusal that a retry
-/// cannot cure (400, 401, 403, 404…). Cancelling the task that runs ``run()`` closes the connection.
+/// cannot cure (400, 403, 404…, and a 401 that a fresh token did not cure). Cancelling the task that runs ``run()``
+/// closes the connection.
 struct InteractionEventConnection: Sendable {
     let url: URL
     let tokenProvider: @Sendable () async throws -> String
@@ -23,70 +24,104 @@ struct InteractionEventConnection: Sendable {
         case over
         /// The connection dropped or was refused for now; `delivered` says whether it delivered any event.
         case dropped(delivered: Bool, retryAfter: Duration?)
+        /// A 401: try again at once, with whatever token the provider gives now.
+        case unauthorized
     }
+
+    /// What the loop knows across attempts.
+    struct Progress {
+        var parser = EventStreamParser()
+        /// The highest `seq` delivered to the subscribers.
+        var lastSeq: Int64 = -1
+        /// The latest state delivered, for subscribers that join later.
+        var state: InteractionEvent.StateChange?
+        /// The previous attempt was refused with 401; another 401 (with a fresh token) is final.
+        var unauthorized = false
+    }
+
+    /// The most of an error response's body kept for its problem details.
+    static let problemBodyLimit = 16 * 1024
 
     /// Connects, reconnects and delivers until the stream is over or the task is cancelled.
     func run() async {
-        var parser = EventStreamParser()
+        var progress = Progress()
         var schedule = ReconnectSchedule(policy: policy)
-        var lastSeq: Int64 = -1
         while !Task.isCancelled {
-            let outcome = await attempt(&parser, &lastSeq)
-            parser.finish()
+            let outcome = await attempt(&progress)
+            progress.parser.finish()
+            if case .unauthorized = outcome { continue }
             guard case .dropped(let delivered, let retryAfter) = outcome else { return }
-            schedule.serverDelay = parser.retry.map { .milliseconds($0) }
+            schedule.serverDelay = progress.parser.retry.map { .milliseconds($0) }
             let delay = schedule.delay(afterAttemptThatDelivered: delivered, retryAfter: retryAfter,
                                        random: Double.random(in: 0 ..< 1))
             do { try await Task.sleep(for: delay) } catch { break }
         }
     }
 
-    private func attempt(_ parser: inout EventStreamParser, _ lastSeq: inout Int64) async -> Outcome {
+    private func attempt(_ progress: inout Progress) async -> Outcome {
         var delivered = false
         do {
             var request = URLRequest(url: url, timeoutInterval: Self.idleTimeout(policy))
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
             request.setValue("no-store", forHTTPHeaderField: "Cache-Control")
             request.setValue("Bearer \(try await tokenProvider())", forHTTPHeaderField: "Authorization")
-            if let id = parser.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
-            var refusal: (status: Int, body: Data, retryAfter: Duration?)?
+            if let id = progress.parser.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
+            var refusal: (response: HTTPURLResponse, body: Data)?
             for try await part in StreamingRequest.start(request, configuration: configuration) {
                 switch part {
                 case .head(let response) where response.statusCode == 204:
                     return finish()
                 case .head(let response) where response.statusCode != 200:
-                    let after = response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
-                    refusal = (response.statusCode, Data(), after.map { .seconds($0) })
+                    refusal = (response, Data())
                 case .head:
-                    continue
+                    progress.unauthorized = false
                 case .bytes(let bytes) where refusal != nil:
-                    refusal?.body.append(bytes)
+                    let room = Self.problemBodyLimit - (refusal?.body.count ?? 0)
+                    if room > 0 { refusal?.body.append(bytes.prefix(room)) }
                 case .bytes(let bytes):
-                    for event in parser.feed(bytes) {
+                    for event in progress.parser.feed(bytes) {
                         guard let decoded = InteractionEvent(event) else { continue }
                         delivered = true
-                        if let seq = decoded.seq {
-                            if seq <= lastSeq { continue }
-                            lastSeq = seq
-                        }
-                        if case .state(let change) = decoded {
-                            registry.yield(decoded, retain: true)
-                            if change.isFinal { return finish() }
-                        } else {
-                            registry.yield(decoded)
-                        }
+                        if deliver(decoded, &progress) { return finish() }
                     }
                 }
             }
-            if let refusal {
-                if Self.isRetryable(refusal.status) { return .dropped(delivered: false, retryAfter: refusal.retryAfter) }
-                registry.yield(.refused(SwitchboardClient.problemDetails(refusal.body, status: refusal.status)))
-                return finish()
-            }
+            if let refusal { return refused(refusal.response, refusal.body, &progress) }
         } catch {
-            // A network failure, a timeout or cancellation: the loop decides whether to go on.
+            // A network failure, a timeout, a token that could not be had, or cancellation: the loop decides.
         }
         return .dropped(delivered: delivered, retryAfter: nil)
+    }
+
+    /// Hands one event to the subscribers unless they already have it; returns whether it was the last one.
+    private func deliver(_ event: InteractionEvent, _ progress: inout Progress) -> Bool {
+        if let seq = event.seq {
+            if seq <= progress.lastSeq { return false }
+            progress.lastSeq = seq
+        }
+        guard case .state(let change) = event else {
+            registry.yield(event)
+            // A subscriber that joins now gets the state as of this event, so it knows where its view starts.
+            if let state = progress.state, event.seq != nil { registry.retain(.state(state.current(at: progress.lastSeq))) }
+            return false
+        }
+        progress.state = change
+        registry.yield(event, retain: true)
+        return change.isFinal
+    }
+
+    /// Handles an error answer: retry later, retry once with a fresh token, or give up and tell the subscribers.
+    private func refused(_ response: HTTPURLResponse, _ body: Data, _ progress: inout Progress) -> Outcome {
+        let status = response.statusCode
+        if Self.isRetryable(status) {
+            return .dropped(delivered: false, retryAfter: RetryAfter.delay(response.value(forHTTPHeaderField: "Retry-After")))
+        }
+        if status == 401 && !progress.unauthorized {
+            progress.unauthorized = true
+            return .unauthorized
+        }
+        registry.yield(.refused(SwitchboardClient.problemDetails(body, status: status)))
+        return finish()
     }
 
     private func finish() -> Outcome {
@@ -103,5 +138,13 @@ struct InteractionEventConnection: Sendable {
     /// timeout would fire at once).
     static func idleTimeout(_ policy: EventStreamPolicy) -> TimeInterval {
         TimeInterval(max(1, policy.idleTimeout.components.seconds))
+    }
+}
+
+extension InteractionEvent.StateChange {
+    /// This state as a snapshot current at `seq`: what a subscriber joining after later events receives.
+    func current(at seq: Int64) -> InteractionEvent.StateChange {
+        InteractionEvent.StateChange(seq: seq, state: state, failureReason: failureReason, subject: subject,
+                                     isSnapshot: true, createdAt: nil)
     }
 }

@@ -3,7 +3,12 @@ import Foundation
 /// The client's open event connections, one per interaction with at least one subscriber.
 ///
 /// A subscriber joins the interaction's registry (opening the connection if it is the first); when the last one
-/// leaves, the connection is cancelled and forgotten, and the next subscriber opens a fresh one.
+/// leaves, the connection is cancelled and forgotten, and the next subscriber opens a fresh one. A connection that
+/// ended on its own (the interaction is over) is replaced too, so a new subscriber always gets the current state.
+///
+/// The registries' callbacks and the connection tasks hold this object strongly, until their entry is gone: streams
+/// go on working after the `SwitchboardClient` that opened them is released, and still close with their last
+/// subscriber.
 final class LiveInteractions: @unchecked Sendable {
     // @unchecked Sendable: `entries` and `nextGeneration` are read and written only while `lock` is held.
 
@@ -25,17 +30,17 @@ final class LiveInteractions: @unchecked Sendable {
                    connect: (SubscriberRegistry<InteractionEvent>) -> InteractionEventConnection) -> AsyncStream<InteractionEvent> {
         lock.lock()
         defer { lock.unlock() }
-        if let entry = entries[interactionID] { return entry.registry.subscribe() }
+        if let entry = entries[interactionID], !entry.registry.isFinished { return entry.registry.subscribe() }
         let generation = nextGeneration
         nextGeneration += 1
-        let registry = SubscriberRegistry<InteractionEvent> { [weak self] in
-            self?.close(interactionID, generation: generation, onlyIfUnused: true)
+        let registry = SubscriberRegistry<InteractionEvent> {
+            self.close(interactionID, generation: generation, onlyIfUnused: true)
         }
         let connection = connect(registry)
         let stream = registry.subscribe()
-        let task = Task { [weak self] in
+        let task = Task {
             await connection.run()
-            self?.close(interactionID, generation: generation, onlyIfUnused: false)
+            self.close(interactionID, generation: generation, onlyIfUnused: false)
         }
         entries[interactionID] = Entry(registry: registry, connection: task, generation: generation)
         return stream

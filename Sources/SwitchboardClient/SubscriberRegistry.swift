@@ -71,6 +71,11 @@ public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Replaces the retained event without sending it to anyone: what later subscribers get first from now on.
+    public func retain(_ event: Event) {
+        withState { $0.retained = event }
+    }
+
     /// Ends every subscriber's stream (their `for await` loops exit after the buffered events) and forgets them.
     /// Later ``subscribe()`` calls get an already-finished stream. Does not call `onEmpty`.
     public func finish() {
@@ -80,6 +85,11 @@ public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
             return state.continuations
         }
         for continuation in continuations.values { continuation.finish() }
+    }
+
+    /// Whether ``finish()`` has run: new subscribers get an already-finished stream.
+    public var isFinished: Bool {
+        withState { $0.isFinished }
     }
 
     /// How many subscribers are registered now.

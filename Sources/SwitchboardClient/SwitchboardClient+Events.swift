@@ -11,14 +11,17 @@ extension SwitchboardClient {
     /// interaction ends or fails, or after a ``InteractionEvent/refused(_:)`` event. To stop listening, cancel the
     /// task iterating it or break out of the loop: that ends this stream only, and the connection closes when the
     /// last stream of the interaction ends. A stream that is neither iterated nor ended keeps buffering events.
+    ///
+    /// A stream opened while others of the same interaction are live starts with the state as of the latest event
+    /// they received (a snapshot at that `seq`). While the network or the server is down, or `tokenProvider`
+    /// throws, the connection keeps retrying with backoff; a 401 is retried once with a fresh token, then reported
+    /// as `.refused`. The connection uses `session`'s configuration, not its delegate.
     public func events(for interactionID: String) -> AsyncStream<InteractionEvent> {
         guard let url = try? url("/v1/interactions/\(Self.segment(interactionID))/events", []) else {
             return AsyncStream { $0.finish() }
         }
-        let configuration = session.configuration
-        configuration.timeoutIntervalForRequest = InteractionEventConnection.idleTimeout(eventPolicy)
         return liveInteractions.subscribe(to: interactionID) { registry in
-            InteractionEventConnection(url: url, tokenProvider: tokenProvider, configuration: configuration,
+            InteractionEventConnection(url: url, tokenProvider: tokenProvider, configuration: eventConfiguration,
                                        policy: eventPolicy, registry: registry)
         }
     }

@@ -48,7 +48,7 @@ extension SwitchboardClient {
                 if response.statusCode < 400 { return (data, response) }
                 let retryable = response.statusCode == 503 && attempt < retry.maxAttempts
                 if !retryable { throw SwitchboardClient.problem(data, status: response.statusCode) }
-                let after = response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }.map { Duration.seconds($0) }
+                let after = RetryAfter.delay(response.value(forHTTPHeaderField: "Retry-After"))
                 try await Task.sleep(for: retry.backoff(retry: attempt, retryAfter: after))
                 continue
             }

@@ -13,11 +13,13 @@ public final class SwitchboardClient: Sendable {
     let session: URLSession
     let retry: RetryPolicy
     let eventPolicy: EventStreamPolicy
+    /// A copy of `session`'s configuration with the event streams' idle timeout (the caller's is left alone).
+    let eventConfiguration: URLSessionConfiguration
     let pages = ETagCache()
     let liveInteractions = LiveInteractions()
 
-    /// A client of the service at `baseURL`. Event streams use a session of their own per connection, configured
-    /// like `session`.
+    /// A client of the service at `baseURL`. Event streams use a session of their own per connection, with
+    /// `session`'s configuration (its delegate, if any, is not used for them).
     public init(baseURL: URL, tokenProvider: @escaping @Sendable () async throws -> String,
                 session: URLSession = .shared, retry: RetryPolicy = RetryPolicy(),
                 eventPolicy: EventStreamPolicy = EventStreamPolicy()) {
@@ -26,6 +28,10 @@ public final class SwitchboardClient: Sendable {
         self.session = session
         self.retry = retry
         self.eventPolicy = eventPolicy
+        // FoundationNetworking returns the session's own object here (Apple platforms return a copy): copy it.
+        let configuration = (session.configuration.copy() as? URLSessionConfiguration) ?? .default
+        configuration.timeoutIntervalForRequest = InteractionEventConnection.idleTimeout(eventPolicy)
+        self.eventConfiguration = configuration
     }
 
     /// One page of feed `key`; a reload sends `If-None-Match` and returns the cached page on 304.

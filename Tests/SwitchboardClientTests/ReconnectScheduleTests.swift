@@ -1,3 +1,4 @@
+import Foundation
 @testable import SwitchboardClient
 import Testing
 
@@ -22,11 +23,23 @@ struct ReconnectScheduleTests {
         #expect(schedule.delay(afterAttemptThatDelivered: false, random: 0) == .seconds(2))
     }
 
-    @Test func retryAfterLengthensTheWaitButNeverPastTheCap() {
+    @Test func retryAfterLengthensTheWaitEvenPastTheBackoffCapUpToTenMinutes() {
         var schedule = ReconnectSchedule(policy: noJitter)
         #expect(schedule.delay(afterAttemptThatDelivered: false, retryAfter: .seconds(10), random: 0) == .seconds(10))
         #expect(schedule.delay(afterAttemptThatDelivered: false, retryAfter: .seconds(1), random: 0) == .seconds(8))
-        #expect(schedule.delay(afterAttemptThatDelivered: false, retryAfter: .seconds(600), random: 0) == .seconds(30))
+        #expect(schedule.delay(afterAttemptThatDelivered: false, retryAfter: .seconds(120), random: 0) == .seconds(120))
+        #expect(schedule.delay(afterAttemptThatDelivered: false, retryAfter: .seconds(86_400), random: 0) == .seconds(600))
+    }
+
+    @Test func retryAfterIsReadAsSecondsOrAnHTTPDate() {
+        let now = Date(timeIntervalSince1970: 1_796_048_401) // Mon, 30 Nov 2026 14:20:01 GMT
+        #expect(RetryAfter.delay("120", now: now) == .seconds(120))
+        #expect(RetryAfter.delay(" 0 ", now: now) == .zero)
+        #expect(RetryAfter.delay("Mon, 30 Nov 2026 14:21:31 GMT", now: now) == .seconds(90))
+        #expect(RetryAfter.delay("Mon, 30 Nov 2026 14:00:00 GMT", now: now) == .zero, "a date in the past: at once")
+        #expect(RetryAfter.delay("-5", now: now) == nil)
+        #expect(RetryAfter.delay("soon", now: now) == nil)
+        #expect(RetryAfter.delay(nil, now: now) == nil)
     }
 
     @Test func jitterOnlyLengthensTheWaitByAtMostItsFraction() {

@@ -135,6 +135,23 @@ struct SubscriberRegistryRetainedEventTests {
         #expect(lateEvents == ["state: on hold", "message 3"])
     }
 
+    @Test func retainReplacesWhatLaterSubscribersGetWithoutSendingIt() async {
+        let registry = SubscriberRegistry<String>()
+        let early = registry.subscribe()
+        registry.yield("state at 1", retain: true)
+        registry.yield("message 2")
+        registry.retain("state at 2")
+        let late = registry.subscribe()
+        registry.finish()
+        #expect(registry.isFinished)
+        var earlyEvents: [String] = []
+        for await event in early { earlyEvents.append(event) }
+        var lateEvents: [String] = []
+        for await event in late { lateEvents.append(event) }
+        #expect(earlyEvents == ["state at 1", "message 2"])
+        #expect(lateEvents == ["state at 2"])
+    }
+
     @Test func aSubscriberAfterFinishGetsNothingNotEvenTheRetainedEvent() async {
         let registry = SubscriberRegistry<String>()
         registry.yield("state: ended", retain: true)
