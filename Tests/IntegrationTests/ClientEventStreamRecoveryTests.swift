@@ -1,9 +1,6 @@
 import Foundation
 import SwitchboardClient
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Hands out the given tokens in turn, then keeps returning the last one.
 final class TokenSequence: @unchecked Sendable { // `tokens` is guarded by `lock`
@@ -19,29 +16,13 @@ final class TokenSequence: @unchecked Sendable { // `tokens` is guarded by `lock
 struct ClientEventStreamRecoveryTests {
     static let retry = ClientEventStreamTests.retry
 
-    /// A port nothing listens on (bound, read and released).
-    static func unusedPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     static func eventsRequests(_ app: TestApp, status: Int) async throws -> Double {
         let metrics = try await app.call("GET", "/metrics").text
         return MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/interactions/{id}/events",method="GET",status="\#(status)"}"#) ?? 0
     }
 
     @Test func aLateSubscriberStartsFromTheStateAsOfTheLatestEvent() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
-        let client = ClientEventStreamTests.client(port: app.port, token: who.alice)
+        let (app, who, id, client) = try await ClientEventStreamTests.setUp().parts
         let early = ReceivedEvents()
         let earlyTask = Task { await early.collect(client.events(for: id)) }
         #expect(await eventually { early.lastState != nil })
@@ -71,7 +52,7 @@ struct ClientEventStreamRecoveryTests {
         let setup = try await TestApp.start(database: database, reconnectDelay: Self.retry)
         let who = try await InteractionsEndToEndTests.people(setup)
         let id = try await InteractionsEndToEndTests.start(setup, who.alice)
-        let port = Self.unusedPort()
+        let port = Loopback.unusedPort()
         let client = SwitchboardClient(
             baseURL: URL(string: "http://127.0.0.1:\(port)")!, tokenProvider: { who.alice },
             eventPolicy: EventStreamPolicy(defaultReconnectDelay: .milliseconds(100), maximumReconnectDelay: .milliseconds(400)))
@@ -88,9 +69,7 @@ struct ClientEventStreamRecoveryTests {
     }
 
     @Test func a401IsRetriedOnceWithAFreshTokenAndThenReported() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let (app, who, id, _) = try await ClientEventStreamTests.setUp().parts
 
         // An expired token first; the provider's next one works.
         let tokens = TokenSequence(["sbs_expired0000000000000000000000000000000", who.alice])
@@ -117,9 +96,7 @@ struct ClientEventStreamRecoveryTests {
     }
 
     @Test func streamsOutliveTheirClientObjectAndStillCloseWithTheLastSubscriber() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let (app, who, id, _) = try await ClientEventStreamTests.setUp().parts
         let stream = ClientEventStreamTests.client(port: app.port, token: who.alice).events(for: id)
         // The client object is gone; its stream is not.
         let received = ReceivedEvents()

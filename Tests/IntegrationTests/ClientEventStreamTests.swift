@@ -37,6 +37,22 @@ struct ClientEventStreamTests {
     /// The servers here ask for short reconnection delays (`retry:`), so the tests do not wait for long.
     static let retry = Duration.milliseconds(100)
 
+    /// A server asking for short reconnection delays, its people, an interaction Alice opened, and Alice's client.
+    struct Setup {
+        let app: TestApp
+        let who: InteractionsEndToEndTests.People
+        let id: String
+        let client: SwitchboardClient
+        var parts: (TestApp, InteractionsEndToEndTests.People, String, SwitchboardClient) { (app, who, id, client) }
+    }
+
+    static func setUp(heartbeat: Duration = .seconds(15)) async throws -> Setup {
+        let app = try await TestApp.start(heartbeat: heartbeat, reconnectDelay: retry)
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        return Setup(app: app, who: who, id: id, client: client(port: app.port, token: who.alice))
+    }
+
     static func client(port: Int, token: String) -> SwitchboardClient {
         SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tokenProvider: { token },
                           retry: RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(50)))
@@ -92,9 +108,7 @@ struct ClientEventStreamTests {
     }
 
     @Test func connectionsCutMidEventLoseAndRepeatNothing() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let (app, who, id, _) = try await Self.setUp().parts
         // Each of the first six connections is cut after a few hundred bytes of the response: mostly mid-event.
         let proxy = try CuttingProxy(upstream: app.port, budgets: [900, 610, 745, 1020, 575, 833])
         let client = Self.client(port: proxy.port, token: who.alice)
@@ -121,10 +135,7 @@ struct ClientEventStreamTests {
     }
 
     @Test func theStreamsEndWithTheInteractionAndTheClientDoesNotReconnect() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
-        let client = Self.client(port: app.port, token: who.alice)
+        let (app, who, id, client) = try await Self.setUp().parts
         let staying = ReceivedEvents(), leaving = ReceivedEvents()
         let stayingTask = Task { await staying.collect(client.events(for: id)) }
         let leavingTask = Task { await leaving.collect(client.events(for: id)) }
@@ -157,10 +168,7 @@ struct ClientEventStreamTests {
     }
 
     @Test func theConnectionClosesWhenTheLastConsumerLeavesAndReopensForTheNext() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
-        let client = Self.client(port: app.port, token: who.alice)
+        let (app, who, id, client) = try await Self.setUp().parts
         let one = ReceivedEvents(), two = ReceivedEvents()
         let tasks = [Task { await one.collect(client.events(for: id)) }, Task { await two.collect(client.events(for: id)) }]
         #expect(await eventually { app.app.liveSubscribers == 1 && one.lastState != nil && two.lastState != nil })
@@ -180,9 +188,7 @@ struct ClientEventStreamTests {
     }
 
     @Test func aStreamTheServerRefusesEndsWithTheProblemAndIsNotRetried() async throws {
-        let app = try await TestApp.start(reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let (app, who, id, _) = try await Self.setUp().parts
         let bob = Self.client(port: app.port, token: who.bob)
         let received = ReceivedEvents()
         await received.collect(bob.events(for: id))
@@ -201,9 +207,7 @@ struct ClientEventStreamTests {
 
     @Test func heartbeatsKeepAQuietConnectionOpenAndASilentOneIsReplaced() async throws {
         for (heartbeat, silent) in [(Duration.milliseconds(300), false), (.seconds(60), true)] {
-            let app = try await TestApp.start(heartbeat: heartbeat, reconnectDelay: Self.retry)
-            let who = try await InteractionsEndToEndTests.people(app)
-            let id = try await InteractionsEndToEndTests.start(app, who.alice)
+            let (app, who, id, _) = try await Self.setUp(heartbeat: heartbeat).parts
             let proxy = try CuttingProxy(upstream: app.port, budgets: [])
             let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, tokenProvider: { who.alice },
                                            eventPolicy: EventStreamPolicy(idleTimeout: .seconds(1)))

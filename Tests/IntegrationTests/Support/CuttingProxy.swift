@@ -17,14 +17,7 @@ final class CuttingProxy: @unchecked Sendable { // `accepted` is guarded by `loc
     init(upstream: Int, budgets: [Int]) throws {
         self.upstream = upstream
         self.budgets = budgets
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = CuttingProxy.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        listen(fd, 64)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = Loopback.listener()
         Thread { [self] in acceptLoop() }.start()
     }
 
@@ -32,14 +25,6 @@ final class CuttingProxy: @unchecked Sendable { // `accepted` is guarded by `loc
     var connections: Int { lock.withLock { accepted } }
 
     func close() { Glibc.shutdown(listener, Int32(SHUT_RDWR)); Glibc.close(listener) }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return address
-    }
 
     private func acceptLoop() {
         while true {
@@ -54,22 +39,17 @@ final class CuttingProxy: @unchecked Sendable { // `accepted` is guarded by `loc
     }
 
     private func serve(_ client: Int32, budget: Int?) {
-        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = CuttingProxy.loopback(port: upstream)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        guard let server = Loopback.connection(to: upstream) else {
+            Glibc.close(client)
+            return
         }
         let requestsDone = DispatchSemaphore(value: 0)
-        if connected == 0 {
-            Thread {
-                CuttingProxy.pump(from: client, to: server, budget: nil)
-                Glibc.shutdown(server, Int32(SHUT_WR))
-                requestsDone.signal()
-            }.start()
-            CuttingProxy.pump(from: server, to: client, budget: budget)
-        } else {
+        Thread {
+            CuttingProxy.pump(from: client, to: server, budget: nil)
+            Glibc.shutdown(server, Int32(SHUT_WR))
             requestsDone.signal()
-        }
+        }.start()
+        CuttingProxy.pump(from: server, to: client, budget: budget)
         Glibc.shutdown(client, Int32(SHUT_RDWR))
         Glibc.shutdown(server, Int32(SHUT_RDWR))
         requestsDone.wait()

@@ -16,16 +16,7 @@ final class DroppingProxy: @unchecked Sendable { // `dropped` is guarded by `loc
     init(upstream: Int, dropOnce shouldDrop: @escaping @Sendable (String) -> Bool) throws {
         self.upstream = upstream
         self.shouldDrop = shouldDrop
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        listen(fd, 64)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = Loopback.listener()
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
