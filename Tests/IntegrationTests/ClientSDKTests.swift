@@ -63,6 +63,46 @@ struct ClientSDKTests {
     }
 }
 
+/// The README's "Swift client for apps" example, run against the server: the same calls in the same order.
+@Suite("The client SDK's README example")
+struct ClientSDKReadmeExampleTests {
+    @Test func openAnInteractionFollowItSendAMessage() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(app.port)")!,
+                                       tokenProvider: { who.alice })
+        let interaction = try await client.startInteraction(subject: "Card blocked")
+        let seen = LockedEvents()
+        let live = Task {
+            for await event in client.events(for: interaction.id) {
+                switch event {
+                case .state, .message, .typing, .media, .refused: seen.append(event)
+                }
+            }
+            seen.markFinished()
+        }
+        #expect(await eventually { !seen.snapshot.events.isEmpty })
+        _ = try await client.sendMessage("My card was blocked abroad", to: interaction.id)
+        try await client.setTyping(true, in: interaction.id)
+        _ = try await client.endInteraction(interaction.id)
+        await live.value
+        let kinds = seen.snapshot.events.map { event -> String in
+            switch event {
+            case .state(let change): "state:\(change.state.rawValue)"
+            case .message(let message): "message:\(message.text)"
+            case .typing(let typing): "typing:\(typing.isTyping)"
+            case .media: "media"
+            case .refused(let problem): "refused:\(problem.status)"
+            }
+        }
+        #expect(kinds.filter { !$0.hasPrefix("typing") } == ["state:started", "message:My card was blocked abroad", "state:ended"])
+        // Typing is not stored and travels apart from the log (it may overtake the message), but it does arrive.
+        #expect(kinds.contains("typing:true"))
+        #expect(seen.snapshot.finished, "the loop ended with the interaction")
+        await app.stop()
+    }
+}
+
 @Suite("The client SDK over a bad network")
 struct ClientSDKRetryTests {
     @Test func aPOSTRetriedAfterADroppedResponseCreatesOneMessage() async throws {
