@@ -22,8 +22,8 @@ public final class HTTPServer: Sendable {
     /// Creates a server; nothing listens until `start()`.
     ///
     /// `immediate`, when given, is tried first for every request without a body, on the libmicrohttpd thread
-    /// (see `ImmediateHandler`); typically `router.respondImmediately(to:)`.
-    public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateHandler? = nil) {
+    /// (see `ImmediateResponder`); typically `router.respondImmediately(to:)`.
+    public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder? = nil) {
         core = ServerCore(configuration: configuration, responder: responder, immediate: immediate)
     }
 

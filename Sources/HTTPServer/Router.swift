@@ -8,6 +8,10 @@ public typealias Responder = @Sendable (Request) async throws -> Response
 /// Must never block or wait: only answers that are already known (a cached page, say) belong here.
 public typealias ImmediateHandler = @Sendable (Request) -> Response?
 
+/// The server's first try at a request without a body, on the libmicrohttpd thread: an answer, or nil to run the
+/// async responder — with the request as this left it (a router stores its route match there, so it routes once).
+public typealias ImmediateResponder = @Sendable (inout Request) -> Response?
+
 /// Routes requests by method and path template (`/v1/feeds/{key}`) to responders, through a middleware chain.
 ///
 /// Register every route before the server starts; the router is immutable once it serves.
@@ -52,15 +56,18 @@ public struct Router: Sendable {
     }
 
     /// Answers the request on the calling thread when its route has an immediate handler that knows the answer.
-    /// The request gets its id and the response its `X-Request-ID`, as on the async path.
-    public func respondImmediately(to request: Request) -> Response? {
+    /// The request gets its id and the response its `X-Request-ID`, as on the async path. When there is no
+    /// immediate answer, the route match stays in `request`, so ``respond(to:)`` does not route it again.
+    public func respondImmediately(to request: inout Request) -> Response? {
         guard hasImmediateRoutes, request.method == "GET" || request.method == "HEAD",
-              case .found(let handler, let parameters) = root.match(method: request.method, path: request.path),
-              let immediate = handler.immediate else { return nil }
-        let start = ContinuousClock.now
-        var request = request
+              case .found(let handler, let parameters) = root.match(method: request.method, path: request.path)
+        else { return nil }
         request.route = handler.template
         request.parameters = parameters
+        request.matchedHandler = handler
+        guard let immediate = handler.immediate else { return nil }
+        let start = ContinuousClock.now
+        var request = request
         request.id = RequestIDMiddleware.id(for: request)
         guard var response = immediate(request) else { return nil }
         response.headers.set("X-Request-ID", request.id)
@@ -77,6 +84,9 @@ public struct Router: Sendable {
     public func respond(to request: Request) async throws -> Response {
         var request = request
         let terminal: Responder
+        if let handler = request.matchedHandler {
+            return try await Router.run(middleware[...], request, handler.responder)
+        }
         switch root.match(method: request.method, path: request.path) {
         case .found(let handler, let parameters):
             request.route = handler.template

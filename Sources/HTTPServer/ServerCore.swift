@@ -9,7 +9,7 @@ import Glibc
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let responder: Responder
-    let immediate: ImmediateHandler?
+    let immediate: ImmediateResponder?
     let monitor: DisconnectMonitor
     /// Requests whose responder is running (their connection is suspended).
     let requests = InFlightRegistry()
@@ -21,7 +21,7 @@ final class ServerCore: Sendable {
     /// Set at the end of shutdown: new requests are refused at once, without suspending.
     let refusing = Atomic<Bool>(false)
 
-    init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateHandler?) {
+    init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder?) {
         self.configuration = configuration
         self.responder = responder
         self.immediate = immediate
@@ -62,7 +62,7 @@ final class ServerCore: Sendable {
         if refusing.load(ordering: .relaxed) {
             return queue(Problem.serviceUnavailable("The server is shutting down.").response(), for: context)
         }
-        if let immediate, context.request.body.isEmpty, let response = immediate(context.request) {
+        if let immediate, context.request.body.isEmpty, let response = immediate(&context.request) {
             return queue(response, for: context)
         }
         return start(context)

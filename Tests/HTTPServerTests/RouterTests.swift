@@ -66,4 +66,26 @@ import Testing
         let response = try await router.respond(to: Request(method: "GET", path: "/v1/feeds/x"))
         #expect(response.headers.map(\.value) == ["inner:/v1/feeds/{key}", "outer:/v1/feeds/{key}"])
     }
+
+    @Test func immediateHandlersAnswerKnownResultsAndOtherwiseLeaveTheMatchForTheAsyncPath() async throws {
+        var router = router()
+        router.immediate("GET", "/v1/feeds/{key}") { request in
+            request.parameter("key") == "cached" ? Response(status: 200, body: Array("from memory".utf8)) : nil
+        }
+        var cached = Request(method: "GET", path: "/v1/feeds/cached")
+        #expect(router.respondImmediately(to: &cached)?.bodyBytes == Array("from memory".utf8))
+
+        // No immediate answer: the request keeps its route and parameters, and the async path answers it.
+        var cold = Request(method: "GET", path: "/v1/feeds/cold")
+        #expect(router.respondImmediately(to: &cold) == nil)
+        #expect(cold.route == "/v1/feeds/{key}" && cold.parameter("key") == "cold")
+        #expect(try await router.respond(to: cold).bodyBytes == Array("feed cold".utf8))
+
+        // A route without an immediate handler, and no route at all, still go the async way.
+        var special = Request(method: "GET", path: "/v1/feeds/special")
+        #expect(router.respondImmediately(to: &special) == nil)
+        #expect(try await router.respond(to: special).bodyBytes == Array("special".utf8))
+        var unknown = Request(method: "GET", path: "/v2")
+        #expect(router.respondImmediately(to: &unknown) == nil && unknown.route == nil)
+    }
 }
