@@ -1,6 +1,8 @@
 # Switchboard — the two commands are `make run` and `make test` (see README.md).
 SHELL := /bin/bash
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+## Extra flags for `swift build -c release` (the image passes --static-swift-stdlib).
+SWIFT_BUILD_FLAGS ?=
 PG_DIR ?= $(CURDIR)/.data/pg
 PG_PORT ?= 5432
 
@@ -27,7 +29,7 @@ test-tsan:
 	SWIFT="$(SWIFT)" SANITIZE=thread scripts/test.sh
 
 build: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 
 deps:
 	@scripts/ensure-deps.sh
