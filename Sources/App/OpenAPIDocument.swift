@@ -665,7 +665,8 @@ paths:
         - `message` (`id: <seq>`): `{"id", "sender_id", "sender_role", "text", "created_at"}`.
         - `media` (`id: <seq>`): `{"kind": "audio"|"video"|"screen", "state": "requested"|"active"|"ended", "sender_id", "sender_role", "created_at"}`.
         - `typing` (no `id`: not stored): `{"typing": bool, "sender_id", "sender_role", "expires_in": 5}` — treat it as
-          stale after `expires_in` seconds.
+          stale after `expires_in` seconds. It is sent as it happens, so its place among the stored events is not
+          guaranteed, and one sent while a client is disconnected is not replayed.
       tags: [interactions]
       security: [{ session: [] }]
       parameters:

@@ -76,6 +76,21 @@ public struct Message: Decodable, Sendable, Equatable {
     }
 }
 
+/// A user's session, as the server knows it.
+public struct Session: Decodable, Sendable, Equatable {
+    /// Who a session acts as.
+    public enum Role: String, Decodable, Sendable { case customer, agent }
+
+    public let userID: String
+    public let role: Role
+    public let tenantID: String
+    public let expiresAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case role, userID = "user_id", tenantID = "tenant_id", expiresAt = "expires_at"
+    }
+}
+
 /// Media a conversation can use, and their states.
 public enum MediaKind: String, Sendable { case audio, video, screen }
 /// The state of one medium.

@@ -52,22 +52,7 @@ public final class SwitchboardClient: Sendable {
 
     /// Every item of feed `key`, page after page.
     public func allItems(of key: String, pageSize: Int = 50) -> AsyncThrowingStream<FeedItem, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    var cursor: String?
-                    repeat {
-                        let page = try await self.feed(key, limit: pageSize, cursor: cursor)
-                        for item in page.items { continuation.yield(item) }
-                        cursor = page.hasMore ? page.nextCursor : nil
-                    } while cursor != nil
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        Self.walk { cursor in try await self.feed(key, limit: pageSize, cursor: cursor) }
     }
 
     /// Opens a support interaction (customers).
@@ -87,6 +72,20 @@ public final class SwitchboardClient: Sendable {
         if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
         if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
         return try await call("GET", "/v1/interactions", query: query)
+    }
+
+    /// A page of an interaction's messages, oldest first; pass the page's `nextCursor` for the next one.
+    public func messages(in interactionID: String, limit: Int? = nil, cursor: String? = nil) async throws -> Page<Message> {
+        var query: [URLQueryItem] = []
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await call("GET", "/v1/interactions/\(Self.segment(interactionID))/messages", query: query)
+    }
+
+    /// Every message of an interaction so far, oldest first, page after page — the history to show before the
+    /// live events of ``events(for:)`` (match them up by `seq`).
+    public func allMessages(in interactionID: String, pageSize: Int = 100) -> AsyncThrowingStream<Message, any Error> {
+        Self.walk { cursor in try await self.messages(in: interactionID, limit: pageSize, cursor: cursor) }
     }
 
     /// Sends a message.
@@ -111,10 +110,36 @@ public final class SwitchboardClient: Sendable {
         try await call("POST", "/v1/interactions/\(Self.segment(id))/end", body: [String: String]())
     }
 
+    /// The session the token belongs to: who the user is, their role and when the token expires.
+    public func currentSession() async throws -> Session {
+        try await call("GET", "/v1/sessions/current")
+    }
+
     /// Signs the user out: the session token stops working on every replica within seconds.
     public func revokeSession() async throws {
         _ = try await send("DELETE", try url("/v1/sessions/current", []), body: nil, headers: [:])
     }
 
     struct MediaChange: Decodable { let seq: Int64 }
+
+    /// The elements of every page `load` returns, from the first (cursor nil) until one says it is the last.
+    static func walk<Item: Sendable>(_ load: @escaping @Sendable (String?) async throws -> Page<Item>)
+        -> AsyncThrowingStream<Item, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var cursor: String?
+                    repeat {
+                        let page = try await load(cursor)
+                        for item in page.items { continuation.yield(item) }
+                        cursor = page.hasMore ? page.nextCursor : nil
+                    } while cursor != nil
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }
