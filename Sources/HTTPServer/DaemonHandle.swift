@@ -1,17 +1,19 @@
 import CMicroHTTPD
 import Foundation
 
-/// A running libmicrohttpd daemon.
+/// A running libmicrohttpd daemon and the gate that decides whether it serves new connections.
 ///
-/// `@unchecked Sendable`: the pointer is only passed to libmicrohttpd functions that are safe from any thread
-/// (quiesce, stop), and the server calls each of them once.
+/// `@unchecked Sendable`: the daemon pointer is only passed to `MHD_stop_daemon`, once; the gate is a C atomic,
+/// closed from any thread and freed only after the daemon has stopped.
 struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
+    let gate: OpaquePointer
 
     static func start(_ configuration: ServerConfiguration, core: ServerCore) throws -> DaemonHandle {
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
         var badHost: Int32 = 0
+        guard let gate = sb_gate_create() else { throw HTTPServerError.startFailed(port: configuration.port, errno: ENOMEM) }
         let coreRef = Unmanaged.passRetained(core).toOpaque() // released never: the core lives as long as the process' server
         let daemon: OpaquePointer? = (configuration.host ?? "").withCString { host in
             var settings = sb_mhd_settings(
@@ -23,29 +25,32 @@ struct DaemonHandle: @unchecked Sendable {
                 connection_memory_limit: configuration.connectionMemoryLimit,
                 listen_backlog: 1024)
             return sb_mhd_start(&settings, DaemonHandle.accessHandler, coreRef,
-                                DaemonHandle.completedHandler, coreRef, &badHost)
+                                DaemonHandle.completedHandler, coreRef, gate, &badHost)
         }
         guard let daemon else {
             let code = errno
+            sb_gate_free(gate)
             Unmanaged<ServerCore>.fromOpaque(coreRef).release()
             if badHost != 0 { throw HTTPServerError.invalidHost(configuration.host ?? "") }
             throw HTTPServerError.startFailed(port: configuration.port, errno: code)
         }
-        return DaemonHandle(pointer: daemon)
+        return DaemonHandle(pointer: daemon, gate: gate)
     }
 
-    /// Stops accepting connections; returns the listening socket, which the caller must close only after
-    /// `stop()` (libmicrohttpd's threads may still refer to it until then — closing it earlier lets its number be
-    /// reused by another socket that libmicrohttpd would later close).
-    func quiesce() -> Int32 {
-        MHD_quiesce_daemon(pointer)
+    /// Stops serving new connections: from now on each one is closed as soon as it is accepted. (Not
+    /// `MHD_quiesce_daemon`: in epoll mode it races with the daemon's threads and may abort the process.)
+    /// The listening socket itself closes in `stop()`.
+    func stopAccepting() {
+        sb_gate_close(gate)
     }
 
-    /// Stops the daemon's threads and closes every connection (blocking, so off the cooperative pool).
+    /// Stops the daemon's threads and closes the listening socket and every connection (blocking, so off the
+    /// cooperative pool).
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread {
                 MHD_stop_daemon(self.pointer)
+                sb_gate_free(self.gate)
                 continuation.resume()
             }
             thread.start()

@@ -63,7 +63,7 @@ public final class HTTPServer: Sendable {
         }
         guard let handle else { return }
         core.draining.store(true, ordering: .relaxed)
-        let listeningSocket = handle.quiesce()
+        handle.stopAccepting()
         let end = ContinuousClock.now + deadline
         await waitUntil(end) { core.requests.count == 0 }
         // Streams whose producers were told to finish (a final event, say) get a moment to send it and end.
@@ -76,7 +76,6 @@ public final class HTTPServer: Sendable {
         for stream in core.streams.snapshot() { stream.forceFinishStream() }
         await waitUntil(.now + .seconds(1)) { core.requests.count == 0 && core.streams.count == 0 }
         await handle.stop()
-        if listeningSocket >= 0 { close(listeningSocket) }
         core.monitor.stop()
         state.withLock { $0 = .stopped }
     }

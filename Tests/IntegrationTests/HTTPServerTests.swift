@@ -247,4 +247,34 @@ struct HTTPServerEndToEndTests {
             #expect(await eventually(timeout: .seconds(10)) { server.openStreams == 0 })
         }
     }
+
+    @Test func shutdownStopsServingNewConnectionsWhileInFlightRequestsFinish() async throws {
+        let started = Counter()
+        try await withTestServer({ router in
+            router.get("/slow") { _ in
+                started.increment()
+                try? await Task.sleep(for: .milliseconds(800))
+                return Response(status: 200, body: Array("done".utf8))
+            }
+            router.get("/fast") { _ in Response(status: 200) }
+        }) { server, port in
+            let inFlight = try RawSocket(port: port)
+            try inFlight.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await eventually { started.count == 1 })
+            let stopping = Task { await server.shutdown(deadline: .seconds(5)) }
+            try await Task.sleep(for: .milliseconds(100))
+
+            // A connection that arrives now is closed without being served.
+            let late = try await onThread { () -> String in
+                guard let socket = try? RawSocket(port: port) else { return "refused" }
+                try? socket.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+                do { return "answered \(try socket.readResponse(timeout: 5).status)" } catch { return "closed" }
+            }
+            #expect(late == "closed" || late == "refused", "got \(late)")
+            // The request that was already running finishes normally.
+            let response = try await onThread { try inFlight.readResponse(timeout: 5) }
+            #expect(response.status == 200 && response.text == "done")
+            await stopping.value
+        }
+    }
 }

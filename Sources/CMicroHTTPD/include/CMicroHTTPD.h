@@ -21,12 +21,21 @@ typedef struct sb_mhd_settings {
     unsigned int listen_backlog;
 } sb_mhd_settings;
 
-/// Starts a daemon with the given settings and callbacks. Returns NULL on failure (errno may tell why),
-/// or -1 in *bad_host when `host` is not a numeric address.
+/// Decides whether new connections are served: open until `sb_gate_close`, after which every connection the
+/// daemon accepts is closed at once, unserved. A way to stop accepting without `MHD_quiesce_daemon`, whose
+/// epoll branch races with the daemon's own threads and can abort the process (MHD_PANIC) in 0.9.x.
+typedef struct sb_gate sb_gate;
+sb_gate *sb_gate_create(void);
+void sb_gate_close(sb_gate *gate);
+/// Frees the gate; only after the daemon that uses it has stopped.
+void sb_gate_free(sb_gate *gate);
+
+/// Starts a daemon with the given settings and callbacks; `gate` decides which new connections it serves.
+/// Returns NULL on failure (errno may tell why), or -1 in *bad_host when `host` is not a numeric address.
 struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *settings,
                                 MHD_AccessHandlerCallback access_handler, void *access_cls,
                                 MHD_RequestCompletedCallback completed, void *completed_cls,
-                                int *bad_host);
+                                sb_gate *gate, int *bad_host);
 
 /// The port the daemon is bound to (useful after binding port 0), or 0 when unknown.
 uint16_t sb_mhd_bound_port(struct MHD_Daemon *daemon);

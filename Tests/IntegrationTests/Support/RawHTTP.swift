@@ -38,7 +38,13 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { close(fd); throw RawHTTPError.connect(errno) }
+        guard result == 0 else {
+            let error = errno
+            // Closed through the guarded path: a throwing init still runs deinit, which must not close it again
+            // (by then the number may belong to another socket of this process).
+            shutdownAndClose()
+            throw RawHTTPError.connect(error)
+        }
     }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
