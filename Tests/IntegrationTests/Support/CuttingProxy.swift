@@ -24,12 +24,18 @@ final class CuttingProxy: @unchecked Sendable { // `accepted` is guarded by `loc
     /// Connections accepted so far.
     var connections: Int { lock.withLock { accepted } }
 
-    func close() { Glibc.shutdown(listener, Int32(SHUT_RDWR)); Glibc.close(listener) }
+    /// Stops accepting. The accept loop, woken by the shutdown, closes the socket itself: closing it here could
+    /// let another socket of this process take its number while the loop still calls `accept` on it.
+    func close() { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
 
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                Glibc.close(listener)
+                return
+            }
             let budget = lock.withLock { () -> Int? in
                 defer { accepted += 1 }
                 return accepted < budgets.count ? budgets[accepted] : nil
