@@ -17,6 +17,8 @@ struct InteractionEventConnection: Sendable {
     let configuration: URLSessionConfiguration
     let policy: EventStreamPolicy
     let registry: SubscriberRegistry<InteractionEvent>
+    /// Cuts the wait before the next attempt short (``SwitchboardClient/reconnectEventStreams()``).
+    let nudge: ReconnectNudge
 
     /// How one attempt ended.
     enum Outcome {
@@ -54,7 +56,7 @@ struct InteractionEventConnection: Sendable {
             schedule.serverDelay = progress.parser.retry.map { .milliseconds($0) }
             let delay = schedule.delay(afterAttemptThatDelivered: delivered, retryAfter: retryAfter,
                                        random: Double.random(in: 0 ..< 1))
-            do { try await Task.sleep(for: delay) } catch { break }
+            await nudge.wait(delay)
         }
     }
 

@@ -15,6 +15,7 @@ final class LiveInteractions: @unchecked Sendable {
     private struct Entry {
         let registry: SubscriberRegistry<InteractionEvent>
         let connection: Task<Void, Never>
+        let nudge: ReconnectNudge
         /// Tells this entry apart from a later one for the same interaction.
         let generation: UInt64
     }
@@ -27,7 +28,8 @@ final class LiveInteractions: @unchecked Sendable {
 
     /// A new subscriber stream of `interactionID`; `connect` builds the connection for a registry when none is open.
     func subscribe(to interactionID: String,
-                   connect: (SubscriberRegistry<InteractionEvent>) -> InteractionEventConnection) -> AsyncStream<InteractionEvent> {
+                   connect: (SubscriberRegistry<InteractionEvent>, ReconnectNudge) -> InteractionEventConnection)
+        -> AsyncStream<InteractionEvent> {
         lock.lock()
         defer { lock.unlock() }
         if let entry = entries[interactionID], !entry.registry.isFinished { return entry.registry.subscribe() }
@@ -36,14 +38,25 @@ final class LiveInteractions: @unchecked Sendable {
         let registry = SubscriberRegistry<InteractionEvent> {
             self.close(interactionID, generation: generation, onlyIfUnused: true)
         }
-        let connection = connect(registry)
+        let nudge = ReconnectNudge()
+        let connection = connect(registry, nudge)
         let stream = registry.subscribe()
         let task = Task {
             await connection.run()
             self.close(interactionID, generation: generation, onlyIfUnused: false)
         }
-        entries[interactionID] = Entry(registry: registry, connection: task, generation: generation)
+        entries[interactionID] = Entry(registry: registry, connection: task, nudge: nudge, generation: generation)
         return stream
+    }
+
+    /// Cuts every connection's wait before its next attempt short.
+    func reconnectNow() {
+        let nudges = {
+            lock.lock()
+            defer { lock.unlock() }
+            return entries.values.map(\.nudge)
+        }()
+        for nudge in nudges { nudge.nudge() }
     }
 
     /// How many interactions have a connection open.

@@ -20,10 +20,16 @@ extension SwitchboardClient {
         guard let url = try? url("/v1/interactions/\(Self.segment(interactionID))/events", []) else {
             return AsyncStream { $0.finish() }
         }
-        return liveInteractions.subscribe(to: interactionID) { registry in
+        return liveInteractions.subscribe(to: interactionID) { registry, nudge in
             InteractionEventConnection(url: url, tokenProvider: tokenProvider, configuration: eventConfiguration,
-                                       policy: eventPolicy, registry: registry)
+                                       policy: eventPolicy, registry: registry, nudge: nudge)
         }
+    }
+
+    /// Makes every disconnected event stream try again now instead of at the end of its backoff: call it when the
+    /// network comes back or the app returns to the foreground. Connected streams are not touched.
+    public func reconnectEventStreams() {
+        liveInteractions.reconnectNow()
     }
 
     /// How many interactions have an event connection open (one however many streams each has).

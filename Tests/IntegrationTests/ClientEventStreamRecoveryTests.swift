@@ -68,6 +68,28 @@ struct ClientEventStreamRecoveryTests {
         await setup.stop()
     }
 
+    @Test func reconnectingNowSkipsTheRestOfALongBackoff() async throws {
+        let database = try await TestDatabase.create()
+        let setup = try await TestApp.start(database: database, reconnectDelay: Self.retry)
+        let who = try await InteractionsEndToEndTests.people(setup)
+        let id = try await InteractionsEndToEndTests.start(setup, who.alice)
+        let port = Loopback.unusedPort()
+        // A first retry after 20 s: without the nudge the stream could not connect within this test's waits.
+        let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tokenProvider: { who.alice },
+                                       eventPolicy: EventStreamPolicy(defaultReconnectDelay: .seconds(20), jitter: 0))
+        let received = ReceivedEvents()
+        let consumer = Task { await received.collect(client.events(for: id)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let app = try await TestApp.start(database: database, reconnectDelay: Self.retry, port: port)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(received.all.isEmpty, "still waiting out its backoff")
+        client.reconnectEventStreams() // the network is back
+        #expect(await eventually(timeout: .seconds(5)) { received.lastState?.state == .started })
+        consumer.cancel()
+        await app.stopKeepingDatabase()
+        await setup.stop()
+    }
+
     @Test func a401IsRetriedOnceWithAFreshTokenAndThenReported() async throws {
         let (app, who, id, _) = try await ClientEventStreamTests.setUp().parts
 

@@ -1,0 +1,46 @@
+@testable import SwitchboardClient
+import Testing
+
+/// Cutting a reconnection wait short, and only a wait in progress.
+struct ReconnectNudgeTests {
+    let clock = ContinuousClock()
+
+    @Test func aNudgeEndsTheWaitInProgress() async {
+        let nudge = ReconnectNudge()
+        let start = clock.now
+        let waiting = Task { await nudge.wait(.seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(100))
+        nudge.nudge()
+        await waiting.value
+        #expect(clock.now - start < .seconds(10))
+    }
+
+    @Test func withoutANudgeTheWaitLastsItsDelay() async {
+        let nudge = ReconnectNudge()
+        let start = clock.now
+        await nudge.wait(.milliseconds(200))
+        #expect(clock.now - start >= .milliseconds(200))
+        // Twice in a row: a finished wait leaves nothing behind that would cut the next one short.
+        let again = clock.now
+        await nudge.wait(.milliseconds(200))
+        #expect(clock.now - again >= .milliseconds(200))
+    }
+
+    @Test func aNudgeWhileNothingWaitsDoesNotShortenTheNextWait() async {
+        let nudge = ReconnectNudge()
+        nudge.nudge()
+        let start = clock.now
+        await nudge.wait(.milliseconds(200))
+        #expect(clock.now - start >= .milliseconds(200))
+    }
+
+    @Test func cancellationEndsTheWait() async {
+        let nudge = ReconnectNudge()
+        let start = clock.now
+        let waiting = Task { await nudge.wait(.seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+        await waiting.value
+        #expect(clock.now - start < .seconds(10))
+    }
+}
