@@ -20,24 +20,27 @@ final class ConnectionContext: @unchecked Sendable {
     /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
     let state = Locked(ConnectionState())
 
+    /// The connection's socket, read once on the libmicrohttpd thread (other threads must not call into a
+    /// connection that may already be gone). Valid only while the request has not completed.
+    let socket: Int32
+
     init(id: UInt64, connection: OpaquePointer, core: ServerCore, request: Request) {
         self.id = id
         self.connection = connection
+        self.socket = sb_mhd_connection_fd(connection)
         self.core = core
         self.request = request
         self.startedAt = .now
     }
 
-    /// The socket, for the disconnect monitor.
-    var socket: Int32 { sb_mhd_connection_fd(connection) }
-
     /// Called by the responder's task with its answer: hands it over and resumes the connection.
     func deliver(_ response: Response) {
         let resume = state.withLock { state -> Bool in
             let resume = state.respond(response)
-            if state.streaming {
+            if resume && state.streaming {
                 // A stream may sit idle for hours between writes: its socket stays watched for the whole of it,
                 // so a client that leaves is noticed at once, not at the next write.
+                // (Only when this call handed the response over: the request is then open, its socket too.)
                 if !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
                     state.watched = true
                 }

@@ -9,7 +9,8 @@ import Glibc
 ///
 /// Fast requests never touch it: only requests still suspended after `watchAfter` are registered
 /// (with `EPOLLRDHUP`), and they are removed before their connection is resumed. A streamed response is
-/// registered when it starts and stays registered until it ends.
+/// registered when it starts and stays registered until it ends. A client that closes only its sending side
+/// (a half-close) is taken as gone, as it is for a long request: for event streams that is what clients do.
 final class DisconnectMonitor: Sendable {
     let epoll: Int32
     private let wakeup: Int32

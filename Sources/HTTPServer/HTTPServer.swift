@@ -72,9 +72,15 @@ public final class HTTPServer: Sendable {
         await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
         core.refusing.store(true, ordering: .relaxed)
         let late = Problem.serviceUnavailable("The server is shutting down.").response()
-        for request in core.requests.snapshot() { request.forceRespond(late) }
-        for stream in core.streams.snapshot() { stream.forceFinishStream() }
-        await waitUntil(.now + .seconds(1)) { core.requests.count == 0 && core.streams.count == 0 }
+        // Repeated: a request that passed the `refusing` check just before it was set may start after a snapshot,
+        // and libmicrohttpd aborts if it is stopped with a connection still suspended.
+        let last = ContinuousClock.now + .seconds(1)
+        repeat {
+            for request in core.requests.snapshot() { request.forceRespond(late) }
+            for stream in core.streams.snapshot() { stream.forceFinishStream() }
+            if core.requests.count == 0 && core.streams.count == 0 { break }
+            try? await Task.sleep(for: .milliseconds(5))
+        } while ContinuousClock.now < last
         await handle.stop()
         core.monitor.stop()
         state.withLock { $0 = .stopped }

@@ -53,8 +53,11 @@ final class ServerCore: Sendable {
             return .YES
         }
         if let response = context.takePendingResponse() {
+            // Queued (a stream joins `streams`) before it leaves `requests`: the disconnect monitor must find it
+            // in one or the other at every moment.
+            let result = queue(response, for: context)
             requests.remove(context.id)
-            return queue(response, for: context)
+            return result
         }
         if context.bodyTooLarge {
             return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
