@@ -4,35 +4,49 @@ import Foundation
 ///
 /// Only a wait in progress is cut short; a nudge while connected does nothing, so the next drop still waits.
 final class ReconnectNudge: @unchecked Sendable {
-    // @unchecked Sendable: `waiter` and `ticket` are read and written only while `lock` is held.
+    // @unchecked Sendable: the fields below are read and written only while `lock` is held.
 
-    /// Guards `waiter` (the wait in progress, once its continuation is stored) and `ticket` (which wait is current).
+    /// Guards `waiter` (the wait's continuation, once stored), `current` (the wait in progress), `nudged` (that
+    /// wait was nudged before its continuation was stored) and `lastTicket` (numbers the waits).
     private let lock = NSLock()
     private var waiter: CheckedContinuation<Void, Never>?
-    private var ticket: UInt64 = 0
+    private var current: UInt64?
+    private var nudged = false
+    private var lastTicket: UInt64 = 0
 
     /// Ends the wait in progress, if any.
     func nudge() {
-        lock.lock()
-        let current = waiter
-        waiter = nil
-        lock.unlock()
-        current?.resume()
+        let resumed = withLock { () -> CheckedContinuation<Void, Never>? in
+            guard let stored = waiter else {
+                if current != nil { nudged = true }
+                return nil
+            }
+            waiter = nil
+            return stored
+        }
+        resumed?.resume()
+    }
+
+    /// Whether a wait is in progress (from the moment ``wait(_:)`` is called): a nudge now is not lost.
+    var isWaiting: Bool {
+        withLock { current != nil }
     }
 
     /// Waits `delay`, less if nudged, and returns at once when the task is cancelled.
     func wait(_ delay: Duration) async {
         let mine = withLock { () -> UInt64 in
-            ticket += 1
-            return ticket
+            lastTicket += 1
+            current = lastTicket
+            nudged = false
+            return lastTicket
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: delay) }
             group.addTask {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    // The wait may already be over (the sleep ended first): then do not wait at all.
+                    // The wait may be over already (the sleep ended first), or nudged before this ran.
                     let stored = self.withLock { () -> Bool in
-                        guard self.ticket == mine else { return false }
+                        guard self.current == mine, !self.nudged else { return false }
                         self.waiter = continuation
                         return true
                     }
@@ -42,7 +56,8 @@ final class ReconnectNudge: @unchecked Sendable {
             await group.next()
             group.cancelAll()
             let leftover = withLock { () -> CheckedContinuation<Void, Never>? in
-                ticket += 1
+                current = nil
+                nudged = false
                 defer { waiter = nil }
                 return waiter
             }

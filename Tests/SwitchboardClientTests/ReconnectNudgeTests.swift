@@ -5,14 +5,16 @@ import Testing
 struct ReconnectNudgeTests {
     let clock = ContinuousClock()
 
-    @Test func aNudgeEndsTheWaitInProgress() async {
-        let nudge = ReconnectNudge()
-        let start = clock.now
-        let waiting = Task { await nudge.wait(.seconds(30)) }
-        try? await Task.sleep(for: .milliseconds(100))
-        nudge.nudge()
-        await waiting.value
-        #expect(clock.now - start < .seconds(10))
+    @Test func aNudgeEndsTheWaitInProgressEvenBeforeItsContinuationIsStored() async {
+        for _ in 0 ..< 20 {
+            let nudge = ReconnectNudge()
+            let start = clock.now
+            let waiting = Task { await nudge.wait(.seconds(30)) }
+            await waitUntil { nudge.isWaiting } // as early as possible: the nudge may beat the waiting child task
+            nudge.nudge()
+            await waiting.value
+            #expect(clock.now - start < .seconds(10))
+        }
     }
 
     @Test func withoutANudgeTheWaitLastsItsDelay() async {
@@ -20,6 +22,7 @@ struct ReconnectNudgeTests {
         let start = clock.now
         await nudge.wait(.milliseconds(200))
         #expect(clock.now - start >= .milliseconds(200))
+        #expect(!nudge.isWaiting)
         // Twice in a row: a finished wait leaves nothing behind that would cut the next one short.
         let again = clock.now
         await nudge.wait(.milliseconds(200))
@@ -38,7 +41,7 @@ struct ReconnectNudgeTests {
         let nudge = ReconnectNudge()
         let start = clock.now
         let waiting = Task { await nudge.wait(.seconds(30)) }
-        try? await Task.sleep(for: .milliseconds(100))
+        await waitUntil { nudge.isWaiting }
         waiting.cancel()
         await waiting.value
         #expect(clock.now - start < .seconds(10))
