@@ -16,6 +16,16 @@ final class TokenSequence: @unchecked Sendable { // `tokens` is guarded by `lock
 struct ClientEventStreamRecoveryTests {
     static let retry = ClientEventStreamTests.retry
 
+    /// An interaction opened through a first server, and a port where its server is not running yet.
+    static func interactionWithItsServerDown() async throws
+        -> (TestDatabase, TestApp, InteractionsEndToEndTests.People, String, Int) {
+        let database = try await TestDatabase.create()
+        let setup = try await TestApp.start(database: database, reconnectDelay: retry)
+        let who = try await InteractionsEndToEndTests.people(setup)
+        let id = try await InteractionsEndToEndTests.start(setup, who.alice)
+        return (database, setup, who, id, Loopback.unusedPort())
+    }
+
     static func eventsRequests(_ app: TestApp, status: Int) async throws -> Double {
         let metrics = try await app.call("GET", "/metrics").text
         return MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/interactions/{id}/events",method="GET",status="\#(status)"}"#) ?? 0
@@ -48,11 +58,7 @@ struct ClientEventStreamRecoveryTests {
     }
 
     @Test func aServerThatIsDownAtFirstIsRetriedUntilItAnswers() async throws {
-        let database = try await TestDatabase.create()
-        let setup = try await TestApp.start(database: database, reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(setup)
-        let id = try await InteractionsEndToEndTests.start(setup, who.alice)
-        let port = Loopback.unusedPort()
+        let (database, setup, who, id, port) = try await Self.interactionWithItsServerDown()
         let client = SwitchboardClient(
             baseURL: URL(string: "http://127.0.0.1:\(port)")!, tokenProvider: { who.alice },
             eventPolicy: EventStreamPolicy(defaultReconnectDelay: .milliseconds(100), maximumReconnectDelay: .milliseconds(400)))
@@ -69,11 +75,7 @@ struct ClientEventStreamRecoveryTests {
     }
 
     @Test func reconnectingNowSkipsTheRestOfALongBackoff() async throws {
-        let database = try await TestDatabase.create()
-        let setup = try await TestApp.start(database: database, reconnectDelay: Self.retry)
-        let who = try await InteractionsEndToEndTests.people(setup)
-        let id = try await InteractionsEndToEndTests.start(setup, who.alice)
-        let port = Loopback.unusedPort()
+        let (database, setup, who, id, port) = try await Self.interactionWithItsServerDown()
         // A first retry after 20 s: without the nudge the stream could not connect within this test's waits.
         let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tokenProvider: { who.alice },
                                        eventPolicy: EventStreamPolicy(defaultReconnectDelay: .seconds(20), jitter: 0))

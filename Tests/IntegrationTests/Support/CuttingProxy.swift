@@ -18,31 +18,19 @@ final class CuttingProxy: @unchecked Sendable { // `accepted` is guarded by `loc
         self.upstream = upstream
         self.budgets = budgets
         (listener, port) = Loopback.listener()
-        Thread { [self] in acceptLoop() }.start()
+        Loopback.acceptLoop(listener) { [self] client in
+            let budget = lock.withLock { () -> Int? in
+                defer { accepted += 1 }
+                return accepted < budgets.count ? budgets[accepted] : nil
+            }
+            serve(client, budget: budget)
+        }
     }
 
     /// Connections accepted so far.
     var connections: Int { lock.withLock { accepted } }
 
-    /// Stops accepting. The accept loop, woken by the shutdown, closes the socket itself: closing it here could
-    /// let another socket of this process take its number while the loop still calls `accept` on it.
-    func close() { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                if errno == EINTR { continue }
-                Glibc.close(listener)
-                return
-            }
-            let budget = lock.withLock { () -> Int? in
-                defer { accepted += 1 }
-                return accepted < budgets.count ? budgets[accepted] : nil
-            }
-            Thread { [self] in serve(client, budget: budget) }.start()
-        }
-    }
+    func close() { Loopback.stopAccepting(listener) }
 
     private func serve(_ client: Int32, budget: Int?) {
         guard let server = Loopback.connection(to: upstream) else {

@@ -17,29 +17,13 @@ final class DroppingProxy: @unchecked Sendable { // `dropped` is guarded by `loc
         self.upstream = upstream
         self.shouldDrop = shouldDrop
         (listener, port) = Loopback.listener()
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
+        Loopback.acceptLoop(listener) { [self] client in serve(client) }
     }
 
     /// Whether the proxy has dropped its response yet.
     var hasDropped: Bool { lock.withLock { dropped } }
 
-    /// Stops accepting. The accept loop, woken by the shutdown, closes the socket itself: closing it here could
-    /// let another socket of this process take its number while the loop still calls `accept` on it.
-    func close() { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                if errno == EINTR { continue }
-                Glibc.close(listener)
-                return
-            }
-            let thread = Thread { [self] in serve(client) }
-            thread.start()
-        }
-    }
+    func close() { Loopback.stopAccepting(listener) }
 
     private func serve(_ client: Int32) {
         let reader = RawSocketReader(fd: client)

@@ -24,6 +24,28 @@ enum Loopback {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
+    /// Accepts connections on `listener` on a thread of its own, handing each to `serve` on a new thread, until
+    /// ``stopAccepting(_:)``; the loop then closes the listener itself, so no other socket of this process can take
+    /// its number while `accept` may still be called on it.
+    static func acceptLoop(_ listener: Int32, _ serve: @escaping @Sendable (Int32) -> Void) {
+        Thread {
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else {
+                    if errno == EINTR { continue }
+                    close(listener)
+                    return
+                }
+                Thread { serve(client) }.start()
+            }
+        }.start()
+    }
+
+    /// Ends an ``acceptLoop(_:_:)``.
+    static func stopAccepting(_ listener: Int32) {
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
     /// A port nothing listens on: bound, read and released.
     static func unusedPort() -> Int {
         let (fd, port) = listener()
