@@ -37,7 +37,9 @@ public struct FeedItem: Decodable, Sendable, Equatable {
 /// One page of a list; `nextCursor` continues after it while `hasMore`.
 public struct Page<Item: Decodable & Sendable & Equatable>: Decodable, Sendable, Equatable {
     public let items: [Item]
+    /// Pass it as `cursor` to get the next page; opaque.
     public let nextCursor: String?
+    /// Whether a next page exists.
     public let hasMore: Bool
 
     enum CodingKeys: String, CodingKey { case items, nextCursor = "next_cursor", hasMore = "has_more" }
@@ -64,6 +66,9 @@ public struct Interaction: Decodable, Sendable, Equatable {
 
 /// A message of an interaction.
 public struct Message: Decodable, Sendable, Equatable {
+    /// The message's place in the interaction's event log: the same `seq` its live event carries, so history
+    /// (``SwitchboardClient/allMessages(in:pageSize:)``) and live events (``SwitchboardClient/events(for:)``)
+    /// can be merged without duplicates.
     public let seq: Int64
     public let id: String
     public let senderID: String
