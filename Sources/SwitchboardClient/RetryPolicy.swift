@@ -1,7 +1,9 @@
 import Foundation
 
-/// How the client retries: network failures and 503s (honouring `Retry-After`), with capped exponential backoff.
-/// POSTs carry an `Idempotency-Key` kept across the retries, so a retry never creates twice.
+/// How the client retries: network failures, and 429, 502, 503 and 504 answers (honouring `Retry-After`), with
+/// capped exponential backoff. POSTs carry an `Idempotency-Key` kept across the retries, so a retry never creates
+/// twice — which is also why a 502 from a proxy (a replica that closed the connection while shutting down, say)
+/// is safe to retry.
 public struct RetryPolicy: Sendable {
     /// Attempts in all, the first included.
     public var maxAttempts: Int
@@ -16,6 +18,9 @@ public struct RetryPolicy: Sendable {
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
     }
+
+    /// Answers worth another attempt: rate limited, or trouble between the proxy and a replica.
+    static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
 
     /// The wait before attempt `attempt` (1-based retries), or the server's `Retry-After` when given, capped.
     func backoff(retry attempt: Int, retryAfter: Duration?) -> Duration {

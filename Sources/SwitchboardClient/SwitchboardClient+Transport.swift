@@ -46,7 +46,7 @@ extension SwitchboardClient {
             }
             if let (data, response) = outcome {
                 if response.statusCode < 400 { return (data, response) }
-                let retryable = response.statusCode == 503 && attempt < retry.maxAttempts
+                let retryable = RetryPolicy.retryableStatuses.contains(response.statusCode) && attempt < retry.maxAttempts
                 if !retryable { throw SwitchboardClient.problem(data, status: response.statusCode) }
                 let after = RetryAfter.delay(response.value(forHTTPHeaderField: "Retry-After"))
                 try await Task.sleep(for: retry.backoff(retry: attempt, retryAfter: after))

@@ -150,4 +150,20 @@ struct ClientSDKRetryTests {
         proxy.close()
         await app.stop()
     }
+
+    @Test func aPOSTAnswered502ByTheProxyIsRetriedAndCreatesOneMessage() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        // As nginx answers when the replica it picked closed the connection while shutting down.
+        let proxy = try DroppingProxy(upstream: app.port, answering: 502) { head in head.contains("/messages") }
+        let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, tokenProvider: { who.alice },
+                                       retry: RetryPolicy(maxAttempts: 4, initialBackoff: .milliseconds(50)))
+        let message = try await client.sendMessage("after a 502", to: id)
+        #expect(proxy.hasDropped && message.text == "after a 502")
+        let stored = try await app.database.query("SELECT count(*) AS n FROM interaction_events WHERE kind = 'message'")
+        #expect(try stored[0].decode("n", as: Int64.self) == 1)
+        proxy.close()
+        await app.stop()
+    }
 }

@@ -3,18 +3,21 @@ import Foundation
 import Glibc
 #endif
 
-/// A one-request-at-a-time HTTP proxy for tests that, once, forwards a matching request to the server but drops
-/// the server's response (closing the client's connection) — as a mobile network does. Blocking; own threads.
+/// A one-request-at-a-time HTTP proxy for tests that fails one matching request, once: it forwards it and drops the
+/// server's response (closing the client's connection), as a mobile network does — or, with `answering`, it answers
+/// with that status without forwarding, as a load balancer whose upstream went away does. Blocking; own threads.
 final class DroppingProxy: @unchecked Sendable { // `dropped` is guarded by `lock`; the rest is immutable
     let port: Int
     private let listener: Int32
     private let upstream: Int
     private let shouldDrop: @Sendable (String) -> Bool
+    private let answering: Int?
     private let lock = NSLock()
     private var dropped = false
 
-    init(upstream: Int, dropOnce shouldDrop: @escaping @Sendable (String) -> Bool) throws {
+    init(upstream: Int, answering: Int? = nil, dropOnce shouldDrop: @escaping @Sendable (String) -> Bool) throws {
         self.upstream = upstream
+        self.answering = answering
         self.shouldDrop = shouldDrop
         (listener, port) = Loopback.listener()
         Loopback.acceptLoop(listener) { [self] client in serve(client) }
@@ -29,21 +32,26 @@ final class DroppingProxy: @unchecked Sendable { // `dropped` is guarded by `loc
         let reader = RawSocketReader(fd: client)
         defer { Glibc.close(client) }
         while let request = reader.readMessage() {
-            guard let server = try? RawSocket(port: upstream) else { return }
-            guard (try? server.send(request)) != nil,
-                  let response = try? server.readResponse(timeout: 10) else { return }
             let head = String(decoding: request.prefix(200), as: UTF8.self)
-            let drop = lock.withLock { () -> Bool in
+            let fail = lock.withLock { () -> Bool in
                 guard !dropped, shouldDrop(head) else { return false }
                 dropped = true
                 return true
             }
-            if drop { return } // the write happened; the client never hears of it
-            var bytes = Array("HTTP/1.1 \(response.status) X\r\n".utf8)
-            for (name, value) in response.headers where name.lowercased() != "connection" {
-                bytes += Array("\(name): \(value)\r\n".utf8)
+            var bytes: [UInt8]
+            if fail, let answering {
+                bytes = Array("HTTP/1.1 \(answering) X\r\nContent-Length: 0\r\n\r\n".utf8)
+            } else {
+                guard let server = try? RawSocket(port: upstream) else { return }
+                guard (try? server.send(request)) != nil,
+                      let response = try? server.readResponse(timeout: 10) else { return }
+                if fail { return } // the write happened; the client never hears of it
+                bytes = Array("HTTP/1.1 \(response.status) X\r\n".utf8)
+                for (name, value) in response.headers where name.lowercased() != "connection" {
+                    bytes += Array("\(name): \(value)\r\n".utf8)
+                }
+                bytes += Array("\r\n".utf8) + response.body
             }
-            bytes += Array("\r\n".utf8) + response.body
             var offset = 0
             while offset < bytes.count {
                 let n = bytes.withUnsafeBytes { send(client, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
