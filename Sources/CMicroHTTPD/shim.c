@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 struct sb_gate {
     atomic_int closed;
@@ -66,6 +68,16 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
     };
     return MHD_start_daemon(flags, s->port, gate_policy, gate, access_handler, access_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+int sb_mhd_close_listener(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
+    if (info == NULL || info->listen_fd < 0) return -1;
+    int placeholder = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (placeholder < 0) return -1;
+    int result = dup2(placeholder, info->listen_fd) < 0 ? -1 : 0;
+    close(placeholder);
+    return result;
 }
 
 uint16_t sb_mhd_bound_port(struct MHD_Daemon *daemon) {

@@ -37,11 +37,12 @@ struct DaemonHandle: @unchecked Sendable {
         return DaemonHandle(pointer: daemon, gate: gate)
     }
 
-    /// Stops serving new connections: from now on each one is closed as soon as it is accepted. (Not
-    /// `MHD_quiesce_daemon`: in epoll mode it races with the daemon's threads and may abort the process.)
-    /// The listening socket itself closes in `stop()`.
+    /// Stops taking new connections: the listening socket closes, so new clients are refused (and a connection
+    /// accepted just before is closed unserved, by the gate). Not `MHD_quiesce_daemon`: in epoll mode it races with
+    /// the daemon's threads and may abort the process.
     func stopAccepting() {
         sb_gate_close(gate)
+        _ = sb_mhd_close_listener(pointer)
     }
 
     /// Stops the daemon's threads and closes the listening socket and every connection (blocking, so off the

@@ -70,7 +70,7 @@ public final class HTTPServer: Sendable {
         await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
         for stream in core.streams.snapshot() { stream.cancelTask() }
         await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
-        core.refusing.store(true, ordering: .relaxed)
+        core.refusing.store(true, ordering: .sequentiallyConsistent)
         let late = Problem.serviceUnavailable("The server is shutting down.").response()
         // Repeated: a request that passed the `refusing` check just before it was set may start after a snapshot,
         // and libmicrohttpd aborts if it is stopped with a connection still suspended.
@@ -78,7 +78,8 @@ public final class HTTPServer: Sendable {
         repeat {
             for request in core.requests.snapshot() { request.forceRespond(late) }
             for stream in core.streams.snapshot() { stream.forceFinishStream() }
-            if core.requests.count == 0 && core.streams.count == 0 { break }
+            let settled = core.starting.load(ordering: .sequentiallyConsistent) == 0
+            if settled && core.requests.count == 0 && core.streams.count == 0 { break }
             try? await Task.sleep(for: .milliseconds(5))
         } while ContinuousClock.now < last
         await handle.stop()

@@ -20,6 +20,10 @@ final class ServerCore: Sendable {
     let draining = Atomic<Bool>(false)
     /// Set at the end of shutdown: new requests are refused at once, without suspending.
     let refusing = Atomic<Bool>(false)
+    /// libmicrohttpd threads between their `refusing` check and registering the suspended request in `requests`.
+    /// With `refusing` set first (both sequentially consistent), shutdown waiting for this to be 0 and `requests`
+    /// to be empty knows that no connection can still become suspended — stopping with one would abort.
+    let starting = Atomic<Int>(0)
 
     init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder?) {
         self.configuration = configuration
@@ -62,7 +66,9 @@ final class ServerCore: Sendable {
         if context.bodyTooLarge {
             return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
         }
-        if refusing.load(ordering: .relaxed) {
+        starting.add(1, ordering: .sequentiallyConsistent)
+        defer { starting.subtract(1, ordering: .sequentiallyConsistent) }
+        if refusing.load(ordering: .sequentiallyConsistent) {
             return queue(Problem.serviceUnavailable("The server is shutting down.").response(), for: context)
         }
         if let immediate, context.request.body.isEmpty, let response = immediate(&context.request) {
