@@ -56,13 +56,14 @@ public struct Logger: Sendable {
 /// Serialises whole lines onto standard error so concurrent lines never interleave.
 final class StandardErrorWriter: Sendable {
     static let shared = StandardErrorWriter()
-    /// Guards writes to file descriptor 2.
-    private let lock = Locked(())
+    /// Guards writes to file descriptor 2, and counts the lines written.
+    private let lines = Locked(0)
 
     func write(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        lock.withLock { _ in
+        lines.withLock { count in
+            count &+= 1
             bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {

@@ -14,8 +14,11 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     @usableFromInline var value: Value
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    /// Wraps `value`.
+    /// Wraps `value`, which must not be zero-sized: ThreadSanitizer instruments the `inout` access to a zero-sized
+    /// value at the object's own address, which every unlocked use of the object reads, and reports a race.
+    /// Guard a counter or the state itself instead of `()`.
     public init(_ value: consuming sending Value) {
+        precondition(MemoryLayout<Value>.size > 0, "Locked needs a value with storage (not Void)")
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
