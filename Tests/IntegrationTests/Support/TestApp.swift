@@ -61,7 +61,11 @@ struct TestDatabase: Sendable {
     /// Stops replicas started by `launchReplicas` and drops the database.
     func stop(_ replicas: [SignalTests.Launched]) async throws {
         for replica in replicas { replica.child.signal(SIGTERM) }
-        for replica in replicas { _ = try await onThread { _ = replica.child.readToEnd(); return replica.child.wait() } }
+        for replica in replicas {
+            let (log, status) = try await onThread { (replica.child.readToEnd(), replica.child.wait()) }
+            // A crash at shutdown, or (under ThreadSanitizer, exit status 66) a race report, fails the test.
+            #expect(status == 0, "replica exited \(status): \(log.suffix(2000))")
+        }
         await drop()
     }
 
