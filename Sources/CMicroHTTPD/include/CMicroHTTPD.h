@@ -38,7 +38,7 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *settings,
                                 sb_gate *gate, int *bad_host);
 
 /// Stops the daemon's listening socket taking connections, so new clients are refused, without
-/// `MHD_quiesce_daemon` (see `sb_gate`): an unconnected socket is put in its place under the same descriptor number
+/// `MHD_quiesce_daemon` (see `sb_gate`): an idle eventfd is put in its place under the same descriptor number
 /// (dup2), which closes the listening socket and drops it from the daemon's epoll sets. The daemon keeps the number
 /// and closes the placeholder when it stops. Returns 0, or -1 (errno set).
 int sb_mhd_close_listener(struct MHD_Daemon *daemon);
