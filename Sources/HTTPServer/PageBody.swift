@@ -13,6 +13,14 @@ public struct PageBody<Item: Encodable>: Encodable {
         self.has_more = hasMore
     }
 
+    /// The page of `rows` read with a limit of `limit + 1`: the extra row, when present, only says that more
+    /// exist, and the cursor then continues after the page's last row.
+    public init<Row>(overfetched rows: [Row], limit: Int, item: (Row) -> Item, cursor: (Row) -> String) {
+        let page = rows.prefix(limit)
+        let hasMore = rows.count > limit
+        self.init(items: page.map(item), nextCursor: hasMore ? page.last.map(cursor) : nil, hasMore: hasMore)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(items, forKey: .items)

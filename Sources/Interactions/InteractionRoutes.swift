@@ -57,9 +57,7 @@ public struct InteractionRoutes: Sendable {
         let rows = try await pool.withConnection { [store] connection in
             try await store.list(for: principal, state: state, limit: limit + 1, after: cursor, on: connection)
         }
-        let page = rows.prefix(limit)
-        let hasMore = rows.count > limit
-        return try .json(PageBody(items: page.map(\.0), nextCursor: hasMore ? page.last?.1.encoded : nil, hasMore: hasMore))
+        return try .json(PageBody(overfetched: rows, limit: limit, item: \.0, cursor: \.1.encoded))
     }
 
     @Sendable func show(_ request: Request, _ principal: Principal) async throws -> Response {
@@ -90,9 +88,7 @@ public struct InteractionRoutes: Sendable {
             guard try await store.find(id, for: principal, on: connection) != nil else { throw InteractionRequest.notFound }
             return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
         }
-        let page = Array(messages.prefix(limit))
-        let hasMore = messages.count > limit
-        return try .json(PageBody(items: page, nextCursor: hasMore ? page.last.map { String($0.seq) } : nil, hasMore: hasMore))
+        return try .json(PageBody(overfetched: messages, limit: limit, item: { $0 }, cursor: { String($0.seq) }))
     }
 
     struct TypingBody: Decodable { let typing: Bool }
