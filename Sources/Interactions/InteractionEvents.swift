@@ -53,19 +53,19 @@ public final class InteractionEvents: Sendable {
     /// Live subscribers, all interactions together (observable; back to zero when clients leave).
     public var subscriberCount: Int { hub.subscriberCount }
 
-    /// Applies one change notice: `<id>:<seq>` (a stored event) or `typing:<id>:<0|1>:<role>:<user>`.
+    /// Applies one change notice (see ``InteractionNotice``); payloads of neither form are ignored.
     public func handle(notice: String) async {
-        let parts = notice.split(separator: ":", omittingEmptySubsequences: false)
-        if parts.first == "typing" {
-            guard parts.count >= 5, let id = UUID(uuidString: String(parts[1])), hub.subscriberCount(for: id) > 0 else { return }
-            let data: [String: Any] = ["typing": parts[2] == "1", "sender_role": String(parts[3]),
-                                       "sender_id": parts[4...].joined(separator: ":"), "expires_in": 5]
+        switch InteractionNotice(payload: notice) {
+        case .stored(let id, let seq):
+            await dispatch(id, upTo: seq)
+        case .typing(let id, let isTyping, let role, let user):
+            guard hub.subscriberCount(for: id) > 0 else { return }
+            let data: [String: Any] = ["typing": isTyping, "sender_role": role, "sender_id": user, "expires_in": 5]
             let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
             hub.publish(InteractionStreamEvent(seq: nil, kind: "typing", data: json, terminal: false), to: id)
+        case nil:
             return
         }
-        guard parts.count == 2, let id = UUID(uuidString: String(parts[0])), let seq = Int64(parts[1]) else { return }
-        await dispatch(id, upTo: seq)
     }
 
     /// After missed notices: hands every subscribed interaction's newer events to its subscribers.

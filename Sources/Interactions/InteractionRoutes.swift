@@ -98,8 +98,7 @@ public struct InteractionRoutes: Sendable {
         let body = try request.decodeJSON(TypingBody.self)
         try await pool.withTransaction { [store] connection in
             try await InteractionRequest.open(id, for: principal, action: .typing, store: store, on: connection)
-            let notice = "typing:\(id.uuidString.lowercased()):\(body.typing ? 1 : 0):\(principal.role?.rawValue ?? "-"):\(principal.userID ?? "")"
-            _ = try await connection.query("SELECT pg_notify($1, $2)", [InteractionStore.channel, notice])
+            try await store.announceTyping(body.typing, by: principal, in: id, on: connection)
         }
         return try .json(["typing": body.typing], status: 202)
     }

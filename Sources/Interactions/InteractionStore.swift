@@ -112,8 +112,19 @@ public struct InteractionStore: Sendable {
             RETURNING seq, created_at
             """, [id, kind.rawValue, String(decoding: json, as: UTF8.self)])
         let seq: Int64 = try rows[0].decode("seq")
-        _ = try await connection.query("SELECT pg_notify($1, $2)", [InteractionStore.channel, "\(id.uuidString.lowercased()):\(seq)"])
+        try await announce(.stored(id, seq: seq), on: connection)
         return (seq, try rows[0].decode("created_at"))
+    }
+
+    /// Tells every replica's subscribers of `id` that `principal` started or stopped typing (not stored).
+    func announceTyping(_ isTyping: Bool, by principal: Principal, in id: UUID, on connection: PostgresConnection) async throws {
+        try await announce(.typing(id, isTyping: isTyping, role: principal.role?.rawValue ?? "-", user: principal.userID ?? ""),
+                           on: connection)
+    }
+
+    /// Sends `notice` on the channel; delivered when the connection's transaction commits.
+    private func announce(_ notice: InteractionNotice, on connection: PostgresConnection) async throws {
+        _ = try await connection.query("SELECT pg_notify($1, $2)", [InteractionStore.channel, notice.payload])
     }
 
     /// Customers are limited to their own interactions; agents (and the tenant's backend) see all.

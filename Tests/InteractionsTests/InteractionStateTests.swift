@@ -1,3 +1,4 @@
+import Foundation
 import Interactions
 import Testing
 
@@ -15,6 +16,27 @@ import Testing
             for action in [InteractionState.Action.message, .typing, .media, .end, .fail] {
                 #expect(state.after(action) == nil)
             }
+        }
+    }
+}
+
+/// The change-notice payloads, written and read in one place.
+@Suite struct InteractionNoticeTests {
+    let id = UUID(uuidString: "6F1C2D3E-0000-4000-8000-000000000001")!
+
+    @Test func storedAndTypingNoticesRoundTrip() {
+        let stored = InteractionNotice.stored(id, seq: 42)
+        #expect(stored.payload == "6f1c2d3e-0000-4000-8000-000000000001:42")
+        #expect(InteractionNotice(payload: stored.payload) == stored)
+        let typing = InteractionNotice.typing(id, isTyping: true, role: "agent", user: "ldap:agent-7")
+        #expect(typing.payload == "typing:6f1c2d3e-0000-4000-8000-000000000001:1:agent:ldap:agent-7")
+        #expect(InteractionNotice(payload: typing.payload) == typing, "a user id with colons survives")
+    }
+
+    @Test func otherPayloadsAreNotNotices() {
+        for payload in ["", "42", "not-a-uuid:3", "6f1c2d3e-0000-4000-8000-000000000001:x", "typing:6f1c:1:agent:u",
+                        "typing:6f1c2d3e-0000-4000-8000-000000000001:1:agent"] {
+            #expect(InteractionNotice(payload: payload) == nil, "\(payload)")
         }
     }
 }
