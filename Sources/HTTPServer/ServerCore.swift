@@ -20,7 +20,7 @@ final class ServerCore: Sendable {
     let draining = Atomic<Bool>(false)
     /// Set at the end of shutdown: new requests are refused at once, without suspending.
     let refusing = Atomic<Bool>(false)
-    /// libmicrohttpd threads between their `refusing` check and registering the suspended request in `requests`.
+    /// libmicrohttpd threads between their last `refusing` check and registering the suspended request in `requests`.
     /// With `refusing` set first (both sequentially consistent), shutdown waiting for this to be 0 and `requests`
     /// to be empty knows that no connection can still become suspended — stopping with one would abort.
     let starting = Atomic<Int>(0)
@@ -66,15 +66,20 @@ final class ServerCore: Sendable {
         if context.bodyTooLarge {
             return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
         }
-        starting.add(1, ordering: .sequentiallyConsistent)
-        defer { starting.subtract(1, ordering: .sequentiallyConsistent) }
-        if refusing.load(ordering: .sequentiallyConsistent) {
-            return queue(Problem.serviceUnavailable("The server is shutting down.").response(), for: context)
-        }
+        if refusing.load(ordering: .relaxed) { return refuse(context) }
         if let immediate, context.request.body.isEmpty, let response = immediate(&context.request) {
             return queue(response, for: context)
         }
+        // Only requests about to be suspended enter the `starting` window (answers known at once never suspend,
+        // so that hot path pays no shared counter); inside it, `refusing` is checked again, in order with shutdown.
+        starting.add(1, ordering: .sequentiallyConsistent)
+        defer { starting.subtract(1, ordering: .sequentiallyConsistent) }
+        if refusing.load(ordering: .sequentiallyConsistent) { return refuse(context) }
         return start(context)
+    }
+
+    private func refuse(_ context: ConnectionContext) -> MHD_Result {
+        queue(Problem.serviceUnavailable("The server is shutting down.").response(), for: context)
     }
 
     private func appendBody(_ upload: UnsafePointer<CChar>?, count: Int, to context: ConnectionContext) {
