@@ -5,33 +5,17 @@ extension String: PostgresDecodable {
     }
 }
 
-extension Int: PostgresDecodable {
+extension PostgresDecodable where Self: FixedWidthInteger {
     /// Decimal digits with an optional sign, as `int2`, `int4` and `int8` print; overflow throws.
     public init(postgresText text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
         self = try IntegerText.parse(text)
     }
 }
 
-extension Int16: PostgresDecodable {
-    /// Decimal digits with an optional sign; overflow throws.
-    public init(postgresText text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
-        self = try IntegerText.parse(text)
-    }
-}
-
-extension Int32: PostgresDecodable {
-    /// Decimal digits with an optional sign; overflow throws.
-    public init(postgresText text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
-        self = try IntegerText.parse(text)
-    }
-}
-
-extension Int64: PostgresDecodable {
-    /// Decimal digits with an optional sign; overflow throws.
-    public init(postgresText text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
-        self = try IntegerText.parse(text)
-    }
-}
+extension Int: PostgresDecodable {}
+extension Int16: PostgresDecodable {}
+extension Int32: PostgresDecodable {}
+extension Int64: PostgresDecodable {}
 
 extension Double: PostgresDecodable {
     /// `float4`, `float8` or `numeric` text, including `NaN`, `Infinity` and `-Infinity`.
