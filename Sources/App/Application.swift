@@ -136,34 +136,33 @@ public final class Application: Sendable {
         let task = Task {
             await withDiscardingTaskGroup { group in
                 group.addTask {
-                    for await event in feedNotices {
-                        switch event {
-                        case .notification(let notice) where notice.channel == FeedStore.channel:
-                            await feeds.apply(notice: notice.payload)
-                        case .reconnected:
-                            logger.warning("change-notice listener reconnected; dropping feed caches")
-                            await feeds.invalidateAll()
-                        default:
-                            break
-                        }
+                    await Self.follow(feedNotices, channel: FeedStore.channel, apply: feeds.apply(notice:)) {
+                        logger.warning("change-notice listener reconnected; dropping feed caches")
+                        await feeds.invalidateAll()
                     }
                 }
                 group.addTask {
-                    for await event in interactionNotices {
-                        switch event {
-                        case .notification(let notice) where notice.channel == InteractionStore.channel:
-                            await interactions.handle(notice: notice.payload)
-                        case .reconnected:
-                            await interactions.catchUp()
-                        default:
-                            break
-                        }
-                    }
+                    await Self.follow(interactionNotices, channel: InteractionStore.channel,
+                                      apply: interactions.handle(notice:), afterReconnect: interactions.catchUp)
                 }
             }
         }
         noticeTask.withLock { $0 = task }
         listener.start()
+    }
+
+    /// Hands each notice on `channel` to `apply`, in order, and runs `afterReconnect` when the listener had to
+    /// reconnect (notices may have been missed meanwhile).
+    private static func follow(_ events: AsyncStream<ListenerEvent>, channel: String,
+                               apply: @Sendable (String) async -> Void,
+                               afterReconnect: @Sendable () async -> Void) async {
+        for await event in events {
+            switch event {
+            case .notification(let notice) where notice.channel == channel: await apply(notice.payload)
+            case .reconnected: await afterReconnect()
+            default: break
+            }
+        }
     }
 
     /// Serves until SIGTERM or SIGINT, then shuts down.
