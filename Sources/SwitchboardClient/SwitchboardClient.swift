@@ -36,10 +36,7 @@ public final class SwitchboardClient: Sendable {
 
     /// One page of feed `key`; a reload sends `If-None-Match` and returns the cached page on 304.
     public func feed(_ key: String, limit: Int? = nil, cursor: String? = nil) async throws -> Page<FeedItem> {
-        var query: [URLQueryItem] = []
-        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
-        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        let url = try self.url("/v1/feeds/\(Self.segment(key))", query)
+        let url = try self.url("/v1/feeds/\(Self.segment(key))", Self.pageQuery(limit: limit, cursor: cursor))
         let cached = await pages.entry(for: url)
         var headers: [String: String] = [:]
         if let cached { headers["If-None-Match"] = cached.etag }
@@ -67,19 +64,14 @@ public final class SwitchboardClient: Sendable {
 
     /// A page of the caller's interactions (all of the tenant's for agents).
     public func interactions(state: Interaction.State? = nil, limit: Int? = nil, cursor: String? = nil) async throws -> Page<Interaction> {
-        var query: [URLQueryItem] = []
-        if let state { query.append(URLQueryItem(name: "state", value: state.rawValue)) }
-        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
-        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        return try await call("GET", "/v1/interactions", query: query)
+        let filter = state.map { [URLQueryItem(name: "state", value: $0.rawValue)] } ?? []
+        return try await call("GET", "/v1/interactions", query: filter + Self.pageQuery(limit: limit, cursor: cursor))
     }
 
     /// A page of an interaction's messages, oldest first; pass the page's `nextCursor` for the next one.
     public func messages(in interactionID: String, limit: Int? = nil, cursor: String? = nil) async throws -> Page<Message> {
-        var query: [URLQueryItem] = []
-        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
-        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        return try await call("GET", "/v1/interactions/\(Self.segment(interactionID))/messages", query: query)
+        return try await call("GET", "/v1/interactions/\(Self.segment(interactionID))/messages",
+                              query: Self.pageQuery(limit: limit, cursor: cursor))
     }
 
     /// Every message of an interaction so far, oldest first, page after page — the history to show before the
@@ -121,6 +113,14 @@ public final class SwitchboardClient: Sendable {
     }
 
     struct MediaChange: Decodable { let seq: Int64 }
+
+    /// The `limit` and `cursor` query items of a page request, for those given.
+    static func pageQuery(limit: Int?, cursor: String?) -> [URLQueryItem] {
+        var query: [URLQueryItem] = []
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return query
+    }
 
     /// The elements of every page `load` returns, from the first (cursor nil) until one says it is the last.
     static func walk<Item: Sendable>(_ load: @escaping @Sendable (String?) async throws -> Page<Item>)
