@@ -36,18 +36,18 @@ final class ConnectionContext: @unchecked Sendable {
     /// Called by the responder's task with its answer: hands it over and resumes the connection.
     func deliver(_ response: Response) {
         let resume = state.withLock { state -> Bool in
-            let resume = state.respond(response)
-            if resume && state.streaming {
+            // Only when this call hands the response over is the request still open, and its socket too.
+            guard state.respond(response) else { return false }
+            if state.streaming {
                 // A stream may sit idle for hours between writes: its socket stays watched for the whole of it,
                 // so a client that leaves is noticed at once, not at the next write.
-                // (Only when this call handed the response over: the request is then open, its socket too.)
                 if !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
                     state.watched = true
                 }
-            } else if resume {
+            } else {
                 unwatchLocked(&state)
             }
-            return resume
+            return true
         }
         if resume { MHD_resume_connection(connection) }
     }
