@@ -2,38 +2,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-struct sb_gate {
-    atomic_int closed;
-};
-
-sb_gate *sb_gate_create(void) {
-    sb_gate *gate = malloc(sizeof *gate);
-    if (gate != NULL) atomic_init(&gate->closed, 0);
-    return gate;
-}
-
-void sb_gate_close(sb_gate *gate) { atomic_store(&gate->closed, 1); }
-
-void sb_gate_free(sb_gate *gate) { free(gate); }
-
-/* libmicrohttpd's accept policy: called on a daemon thread for each accepted connection. */
-static enum MHD_Result gate_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
-    (void)addr;
-    (void)addrlen;
-    return atomic_load(&((sb_gate *)cls)->closed) ? MHD_NO : MHD_YES;
-}
-
 struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
                                 MHD_AccessHandlerCallback access_handler, void *access_cls,
                                 MHD_RequestCompletedCallback completed, void *completed_cls,
-                                sb_gate *gate, int *bad_host) {
+                                int *bad_host) {
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
     const struct sockaddr *addr = NULL;
@@ -66,7 +43,7 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
         { addr != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)addr },
         { MHD_OPTION_END, 0, NULL },
     };
-    return MHD_start_daemon(flags, s->port, gate_policy, gate, access_handler, access_cls,
+    return MHD_start_daemon(flags, s->port, NULL, NULL, access_handler, access_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

@@ -21,24 +21,16 @@ typedef struct sb_mhd_settings {
     unsigned int listen_backlog;
 } sb_mhd_settings;
 
-/// Decides whether new connections are served: open until `sb_gate_close`, after which every connection the
-/// daemon accepts is closed at once, unserved. A way to stop accepting without `MHD_quiesce_daemon`, whose
-/// epoll branch races with the daemon's own threads and can abort the process (MHD_PANIC) in 0.9.x.
-typedef struct sb_gate sb_gate;
-sb_gate *sb_gate_create(void);
-void sb_gate_close(sb_gate *gate);
-/// Frees the gate; only after the daemon that uses it has stopped.
-void sb_gate_free(sb_gate *gate);
-
-/// Starts a daemon with the given settings and callbacks; `gate` decides which new connections it serves.
-/// Returns NULL on failure (errno may tell why), or -1 in *bad_host when `host` is not a numeric address.
+/// Starts a daemon with the given settings and callbacks. Returns NULL on failure (errno may tell why),
+/// or -1 in *bad_host when `host` is not a numeric address.
 struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *settings,
                                 MHD_AccessHandlerCallback access_handler, void *access_cls,
                                 MHD_RequestCompletedCallback completed, void *completed_cls,
-                                sb_gate *gate, int *bad_host);
+                                int *bad_host);
 
 /// Stops the daemon's listening socket taking connections, so new clients are refused, without
-/// `MHD_quiesce_daemon` (see `sb_gate`): an idle eventfd is put in its place under the same descriptor number
+/// `MHD_quiesce_daemon`, whose epoll branch races with the daemon's own threads and can abort the process
+/// (MHD_PANIC) in 0.9.x. Instead an idle eventfd is put in its place under the same descriptor number
 /// (dup2), which closes the listening socket and drops it from the daemon's epoll sets. The daemon keeps the number
 /// and closes the placeholder when it stops. Returns 0, or -1 (errno set).
 int sb_mhd_close_listener(struct MHD_Daemon *daemon);
