@@ -6,18 +6,17 @@ SWIFT_BUILD_FLAGS ?=
 PG_DIR ?= $(CURDIR)/.data/pg
 PG_PORT ?= 5432
 
-.PHONY: run test test-tsan build deps bench bench-sse clean-data
+.PHONY: run stop test test-tsan build deps bench bench-sse clean-data
 
-## Installs missing system packages, starts a private PostgreSQL under .data/ when DATABASE_URL is unset,
-## builds the release binary and serves on :8080 (PORT to change).
-run: deps
-	$(SWIFT) build -c release
-	@if [ -z "$$DATABASE_URL" ]; then \
-		scripts/pg.sh start "$(PG_DIR)" $(PG_PORT) && \
-		echo "using private PostgreSQL in $(PG_DIR)" && \
-		export DATABASE_URL="$$(scripts/pg.sh url "$(PG_DIR)" $(PG_PORT))"; \
-	fi; \
-	exec .build/release/switchboard serve
+## Installs missing system packages, starts a private PostgreSQL under .data/ when DATABASE_URL is unset (with an
+## admin token kept in .data/admin-token), builds the release binary, serves on :8080 (PORT to change) and prints
+## what to paste next. Ctrl-C stops the service; `make stop` stops the private PostgreSQL.
+run:
+	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" PG_DIR="$(PG_DIR)" PG_PORT=$(PG_PORT) scripts/run.sh
+
+## Stops the private PostgreSQL that `make run` started (its data stays in .data/; `make clean-data` removes it).
+stop:
+	scripts/pg.sh stop "$(PG_DIR)"
 
 ## Installs what is missing, starts a throw-away PostgreSQL, builds (failing on any warning), runs the
 ## whole suite, and stops the cluster even when tests fail.
@@ -28,7 +27,9 @@ test:
 test-tsan:
 	SWIFT="$(SWIFT)" SANITIZE=thread scripts/test.sh
 
-build: deps
+## The release binary; installs only what compiling needs (the image's build stage runs this).
+build:
+	@scripts/ensure-deps.sh --build-only
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 
 deps:
@@ -48,4 +49,4 @@ bench-sse: deps
 
 clean-data:
 	scripts/pg.sh stop "$(PG_DIR)"
-	rm -rf .data
+	rm -rf "$$(realpath -m "$(PG_DIR)")" .data

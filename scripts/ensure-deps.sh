@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Installs the system packages Switchboard needs to build, test and run, when any is missing.
-# Usage: scripts/ensure-deps.sh [extra-package ...]
+# Installs the system packages Switchboard needs, when any is missing.
+# Usage: scripts/ensure-deps.sh [--build-only] [extra-package ...]
+#   --build-only   only what compiling needs (headers, pkg-config): no PostgreSQL server, no command-line tools
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libpq-dev postgresql pkg-config "$@")
+packages=(libmicrohttpd-dev libpq-dev pkg-config)
+if [ "${1:-}" = "--build-only" ]; then
+    shift
+else
+    # The private cluster (server and psql) and the tools the README's examples use.
+    packages+=(postgresql curl jq openssl)
+fi
+packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

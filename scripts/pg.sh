@@ -2,11 +2,12 @@
 # A private PostgreSQL cluster for development and tests.
 #   scripts/pg.sh start DIR PORT   create (if needed) and start a cluster in DIR, listening on a socket in DIR
 #   scripts/pg.sh stop DIR         stop it (fast)
+#   scripts/pg.sh status DIR       exit 0 when it is running
 #   scripts/pg.sh url DIR PORT     print the libpq connection string
 # initdb and postgres refuse to run as root, so as root they run as the postgres user.
 set -euo pipefail
 
-cmd=${1:?usage: pg.sh start|stop|url DIR [PORT]}
+cmd=${1:?usage: pg.sh start|stop|status|url DIR [PORT]}
 dir=$(realpath -m "${2:?DIR missing}")
 port=${3:-5432}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -16,8 +17,28 @@ as_owner() {
     if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# As root the cluster belongs to the postgres user, who must be able to reach DIR: a checkout under a mode-700
+# home directory (or in a `mktemp -d` folder) is out of its reach. The cluster then lives under the postgres user's
+# own home instead, and DIR becomes a link to it, so every later command finds it through DIR.
+place_reachable() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    mkdir -p "$(dirname "$dir")"
+    runuser -u postgres -- test -x "$(dirname "$dir")" && return 0
+    local home
+    home=$(getent passwd postgres | cut -d: -f6)
+    local target
+    target="$home/switchboard/$(printf '%s' "$dir" | sha256sum | cut -c1-16)"
+    install -d -o postgres -g postgres "$home/switchboard" "$target"
+    # What an earlier failed attempt left there (an empty folder, initdb's log) holds no cluster.
+    if [ -d "$dir" ] && [ ! -L "$dir" ] && [ ! -e "$dir/data/PG_VERSION" ]; then rm -rf "$dir"; fi
+    ln -sfn "$target" "$dir"
+    echo "note: the postgres user cannot reach $(dirname "$dir"); the cluster lives in $target (linked from $dir)" >&2
+    dir=$target
+}
+
 case "$cmd" in
 start)
+    place_reachable
     if [ "$(id -u)" -eq 0 ]; then install -d -o postgres -g postgres "$dir"; else mkdir -p "$dir"; fi
     if [ ! -f "$dir/data/PG_VERSION" ]; then
         as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
@@ -31,6 +52,9 @@ start)
 stop)
     [ -f "$dir/data/PG_VERSION" ] || exit 0
     as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+status)
+    [ -f "$dir/data/PG_VERSION" ] && as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
     ;;
 url)
     echo "host=$dir port=$port user=postgres dbname=postgres"

@@ -23,11 +23,22 @@ if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
     exit 1
 fi
 
+echo "== python tools" >&2
+# The project's own environment; the isolation check runs with a poisoned PYTHONPATH and user site (an
+# openapi_spec_validator that refuses to import) to show that nothing outside .venv is read.
+python=$(scripts/python-env.sh)
+poison=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$poison"' EXIT
+mkdir -p "$poison/openapi_spec_validator"
+echo 'raise ImportError("the global openapi_spec_validator was imported")' >"$poison/openapi_spec_validator/__init__.py"
+PYTHONPATH=$poison PYTHONUSERBASE=$poison "$python" -I Tests/tools/check_isolation.py
+if global=$(python3 -c 'import importlib.metadata as m; print(m.version("openapi-spec-validator"))' 2>/dev/null); then
+    echo "(the machine's global python3 has openapi-spec-validator $global; the tests use the pinned one)" >&2
+fi
+
 echo "== deployment files" >&2
-python3 -c 'import yaml, openapi_spec_validator, openapi_core' 2>/dev/null \
-    || python3 -m pip install --quiet --root-user-action=ignore pyyaml openapi-spec-validator openapi-core >&2
-python3 scripts/check-compose.py
-python3 - <<'PY'
+"$python" -I scripts/check-compose.py
+"$python" -I - <<'PY'
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 spec, _ = read_from_filename("openapi.yaml")
@@ -39,9 +50,12 @@ echo "== test" >&2
 # Some tests run on their own afterwards, because their claims are about a machine under normal load, not one
 # saturated by the rest of the suite: cross-replica freshness, and the hundreds-of-concurrent-clients tests.
 quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads"
-# Last, the README's walk-through against the built binary, every response validated against openapi.yaml.
-scripts/with-temp-postgres.sh bash -c '
+# Then every operation's responses validated against openapi.yaml, and last the README's walk-through as a
+# newcomer pastes it after `make run` (scripts/run.sh with its own private cluster).
+bin=$("$SWIFT" build --show-bin-path ${flags[@]+"${flags[@]}"})/switchboard
+PYTHON=$python BIN=$bin scripts/with-temp-postgres.sh bash -c '
     "$0" test --skip-build --skip "$1" "${@:2}" && "$0" test --skip-build --filter "$1" "${@:2}" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE walkthrough" &&
-    DATABASE_URL="$DATABASE_URL dbname=walkthrough" python3 Tests/contract/walkthrough.py "$("$0" build --show-bin-path)/switchboard"
+    DATABASE_URL="$DATABASE_URL dbname=walkthrough" "$PYTHON" -I Tests/contract/walkthrough.py "$BIN" &&
+    "$PYTHON" -I Tests/contract/readme_walkthrough.py "$BIN"
 ' "$SWIFT" "$quiet" ${flags[@]+"${flags[@]}"} "$@"

@@ -33,18 +33,13 @@ public struct AccountRoutes: Sendable {
     }
 
     struct CreateTenant: Decodable { let name: String }
-    struct TenantCreated: Encodable {
-        let id: String, name: String, api_key: String, api_key_id: String
-    }
 
     @Sendable func createTenant(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(CreateTenant.self)
         let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
         try Problem.requireLength(name, of: "name", in: 1 ... 200)
         let tenant = try await store.createTenant(name: name)
-        return try .json(TenantCreated(id: tenant.id.lowercased, name: tenant.name, api_key: tenant.apiKey,
-                                       api_key_id: tenant.apiKeyID.lowercased),
-                         status: 201)
+        return try .json(tenant, status: 201)
     }
 
     struct KeyIssued: Encodable { let id: String, api_key: String, created_at: Date }

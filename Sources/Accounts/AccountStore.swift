@@ -10,11 +10,24 @@ public struct AccountStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// A newly created tenant with its first API key.
-    public struct NewTenant: Sendable {
+    /// Encodes as the admin API and the command line both print it: `id`, `name`, `api_key_id`, `api_key`.
+    public struct NewTenant: Sendable, Encodable {
         public let id: UUID
         public let name: String
         public let apiKeyID: UUID
         public let apiKey: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, apiKeyID = "api_key_id", apiKey = "api_key"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id.lowercased, forKey: .id)
+            try container.encode(name, forKey: .name)
+            try container.encode(apiKeyID.lowercased, forKey: .apiKeyID)
+            try container.encode(apiKey, forKey: .apiKey)
+        }
     }
 
     /// A newly issued API key.

@@ -86,6 +86,11 @@ public final class Application: Sendable {
             }
         }
         housekeeping.withLock { $0 = prune }
+        if configuration.adminToken == nil {
+            logger.info("admin API off", ["enable": "set SWITCHBOARD_ADMIN_TOKEN (16 characters or more) to serve /v1/admin/*"])
+        } else {
+            logger.info("admin API on", ["path": "/v1/admin/*"])
+        }
         logger.info("listening", ["port": port])
         return port
     }

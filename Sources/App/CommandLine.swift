@@ -1,5 +1,6 @@
 import Accounts
 import Foundation
+import HTTPServer
 import Postgres
 
 /// The `switchboard` command: `serve` (the default) runs the service.
@@ -23,7 +24,8 @@ public enum SwitchboardCommand {
 
     static let usage = """
         usage: switchboard [serve]              run the service
-               switchboard tenants create NAME  create a tenant; prints its id and API key (shown once)
+               switchboard tenants create NAME  create a tenant; prints it as JSON (id, name,
+                                                api_key_id, api_key: shown once)
           configuration comes from environment variables; see README.md
         """
 
@@ -33,16 +35,18 @@ public enum SwitchboardCommand {
         }
         let name = arguments[1].trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1 ... 200).contains(name.count) else { fail("switchboard: NAME must be 1 to 200 characters", status: 2) }
-        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
-            fail("switchboard: invalid configuration: DATABASE_URL is required", status: 2)
+        let url: String
+        do {
+            url = try Configuration.databaseURL()
+        } catch {
+            fail("switchboard: invalid configuration: \(error)", status: 2)
         }
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url), maxConnections: 1)
+        let database = PostgresConfiguration(connectionString: url)
+        let pool = PostgresPool(configuration: database, maxConnections: 1)
         do {
             _ = try await Migrator.apply(Migrations.all, pool: pool)
             let tenant = try await AccountStore(pool: pool).createTenant(name: name)
-            print("tenant_id=\(tenant.id.uuidString.lowercased())")
-            print("api_key_id=\(tenant.apiKeyID.uuidString.lowercased())")
-            print("api_key=\(tenant.apiKey)")
+            print(String(decoding: try JSON.encode(tenant), as: UTF8.self))
             await pool.close()
             exit(0)
         } catch {

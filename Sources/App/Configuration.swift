@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Postgres
 
 /// Everything the service reads from its environment, validated once at start-up.
 public struct Configuration: Sendable {
@@ -77,9 +78,7 @@ public struct Configuration: Sendable {
             let defaultPort = server.port == 0 ? 0 : min(65535, server.port + 1)
             streams?.port = try reader.integer("STREAM_PORT", default: defaultPort, in: 0 ... 65535)
         }
-        guard let databaseURL = reader.string("DATABASE_URL"), !databaseURL.isEmpty else {
-            throw ConfigurationError(variable: "DATABASE_URL", problem: "is required (a libpq connection string or URI)")
-        }
+        let databaseURL = try databaseURL(reader)
         return Configuration(
             server: server, streamServer: streams, databaseURL: databaseURL,
             poolSize: try reader.integer("DATABASE_POOL_SIZE", default: 10, in: 1 ... 1000),
@@ -92,6 +91,27 @@ public struct Configuration: Sendable {
             heartbeat: .seconds(try reader.integer("SSE_HEARTBEAT_SECONDS", default: 15, in: 1 ... 3600)),
             reconnectDelay: .milliseconds(try reader.integer("SSE_RETRY_MS", default: 2000, in: 0 ... 600_000)),
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
+    }
+
+    /// `DATABASE_URL`, required and parsable by libpq (no server is contacted): a typo stops start-up at once
+    /// instead of being retried forever.
+    public static func databaseURL(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws -> String {
+        try databaseURL(EnvironmentReader(environment))
+    }
+
+    static func databaseURL(_ reader: EnvironmentReader) throws -> String {
+        guard let databaseURL = reader.string("DATABASE_URL"), !databaseURL.isEmpty else {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "is required (a libpq connection string or URI)")
+        }
+        do {
+            try PostgresConfiguration(connectionString: databaseURL).validate()
+        } catch {
+            throw ConfigurationError(variable: "DATABASE_URL",
+                                     problem: "is not a libpq connection string or URI "
+                                         + "(\(error.message.trimmingCharacters(in: .whitespacesAndNewlines)))")
+        }
+        return databaseURL
     }
 }
 

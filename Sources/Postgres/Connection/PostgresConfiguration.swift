@@ -16,3 +16,11 @@ public struct PostgresConfiguration: Sendable {
         self.queryObserver = queryObserver
     }
 }
+
+extension PostgresConfiguration {
+    /// Checks that libpq can parse `connectionString` (a typo in a URI, say), without contacting any server, so a
+    /// service can refuse to start on a string that no retry will ever make usable.
+    public func validate() throws(PostgresError) {
+        _ = try ConnectionParameters(connectionString: connectionString)
+    }
+}
