@@ -38,6 +38,7 @@ fi
 
 echo "== deployment files" >&2
 "$python" -I scripts/check-compose.py
+scripts/check-nginx.sh
 "$python" -I - <<'PY'
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
