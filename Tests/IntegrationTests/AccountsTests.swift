@@ -248,12 +248,12 @@ struct TenantsCommandTests {
             return (child.wait(), output)
         }
         #expect(status == 0, "\(output)")
-        let fields = Dictionary(uniqueKeysWithValues: output.split(separator: "\n").compactMap { line -> (String, String)? in
-            let parts = line.split(separator: "=", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        })
+        // The same JSON object, with the same names, as POST /v1/admin/tenants answers.
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: String])
+        #expect(Set(fields.keys) == ["id", "name", "api_key_id", "api_key"])
         let apiKey = try #require(fields["api_key"])
-        #expect(fields["tenant_id"].flatMap(UUID.init(uuidString:)) != nil)
+        #expect(fields["id"].flatMap(UUID.init(uuidString:)) != nil)
+        #expect(fields["name"] == "Acme Bank")
         let app = try await TestApp.start(database: database)
         #expect(try await app.createSession(apiKey: apiKey, user: "first").hasPrefix("sbs_"))
         let names = try await database.query("SELECT name FROM tenants")

@@ -79,8 +79,10 @@ struct ApplicationTests {
         #expect(configuration.poolSize == 10)
         #expect(configuration.logLevel == .info)
         #expect(configuration.streamServer?.port == 8081)
-        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "x", "STREAM_PORT": "off"]).streamServer == nil)
-        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "x", "PORT": "0"]).streamServer?.port == 0)
+        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "STREAM_PORT": "off"]).streamServer == nil)
+        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "PORT": "0"]).streamServer?.port == 0)
         #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment([:]) }
+        #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment(["DATABASE_URL": "x"]) }
+        #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment(["DATABASE_URL": "postgres://[bad"]) }
     }
 }
