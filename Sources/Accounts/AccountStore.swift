@@ -96,10 +96,29 @@ public struct AccountStore: Sendable {
     }
 
     /// Revokes a session (idempotently).
+    /// Every replica hears of it on ``revocationChannel`` when the revocation commits (the session id as payload),
+    /// so live streams opened with the session end within moments everywhere.
     public func revokeSession(id: UUID) async throws {
-        _ = try await pool.withConnection { connection in
-            try await connection.query("UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1::uuid", [id])
+        try await pool.withTransaction { connection in
+            _ = try await connection.query("UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1::uuid", [id])
+            _ = try await connection.query("SELECT pg_notify($1, $2)", [AccountStore.revocationChannel, id.lowercased])
         }
+    }
+
+    /// The NOTIFY channel of session revocations (payload: the session id).
+    public static let revocationChannel = "switchboard_revocations"
+
+    /// Which of `sessions` are revoked, expired or gone: for checking live streams after missed revocation notices.
+    public func endedSessions(among sessions: [UUID]) async throws -> [UUID] {
+        guard !sessions.isEmpty else { return [] }
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                SELECT wanted.id FROM unnest($1::uuid[]) AS wanted (id)
+                LEFT JOIN sessions s ON s.id = wanted.id
+                WHERE s.id IS NULL OR s.revoked_at IS NOT NULL OR s.expires_at <= now()
+                """, ["{" + sessions.map(\.lowercased).joined(separator: ",") + "}"])  // an array literal, bound
+        }
+        return try rows.map { try $0.decode("id") }
     }
 
     /// What the database knows of a presented secret.

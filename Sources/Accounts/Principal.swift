@@ -51,6 +51,15 @@ public struct Principal: Sendable, Hashable {
         return false
     }
 
+    /// Who owns what this caller does, across token refreshes: the user (role and id) for a session, the key for
+    /// the tenant's backend. Idempotency keys are scoped to it, so a retry with a fresh token finds the first answer.
+    public var owner: String {
+        switch credential {
+        case .apiKey(let keyID): return "key:" + keyID.uuidString
+        case .session(_, let userID, let role): return "user:\(role.rawValue):" + userID
+        }
+    }
+
     /// A stable identity for rate limiting and logs (never the secret itself).
     public var identity: String {
         switch credential {

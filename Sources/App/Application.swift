@@ -1,3 +1,4 @@
+import Accounts
 import Feeds
 import Foundation
 import Interactions
@@ -42,13 +43,14 @@ public final class Application: Sendable {
         let staleMarks = Locked<FeedService?>(nil)
         let listener = try? PostgresListener(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
-            channels: [FeedStore.channel, InteractionStore.channel],
+            channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel],
             inline: { notices in
                 guard let feeds = staleMarks.withLock({ $0 }) else { return }
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
             })
         self.listener = listener
-        let services = Services(configuration: configuration, pool: pool, listening: { listener?.isConnected ?? false })
+        let services = Services(configuration: configuration, pool: pool, logger: logger,
+                                listening: { listener?.isConnected ?? false })
         staleMarks.withLock { $0 = services.feeds }
         readiness.listening.withLock { $0 = { listener?.isConnected ?? false } }
         self.services = services
@@ -135,8 +137,10 @@ public final class Application: Sendable {
         guard let listener else { return }
         let feedNotices = listener.notifications()
         let interactionNotices = listener.notifications()
+        let revocationNotices = listener.notifications()
         let feeds = services.feeds
         let interactions = services.interactionEvents
+        let accounts = services.accounts
         let logger = logger
         let task = Task {
             await withDiscardingTaskGroup { group in
@@ -149,6 +153,21 @@ public final class Application: Sendable {
                 group.addTask {
                     await Self.follow(interactionNotices, channel: InteractionStore.channel,
                                       apply: interactions.handle(notice:), afterReconnect: interactions.catchUp)
+                }
+                // A revoked session's streams end on every replica; after a reconnect, live streams' sessions are
+                // checked in one query, for revocations whose notices were missed.
+                group.addTask {
+                    await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
+                        if let session = UUID(uuidString: payload) { interactions.endStreams(ofSession: session) }
+                    }, afterReconnect: {
+                        do {
+                            for session in try await accounts.endedSessions(among: interactions.sessionsWithStreams) {
+                                interactions.endStreams(ofSession: session)
+                            }
+                        } catch {
+                            logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])
+                        }
+                    })
                 }
             }
         }

@@ -33,6 +33,8 @@ public struct Configuration: Sendable {
     public var heartbeat: Duration
     /// How long event-stream clients wait before reconnecting: the streams' `retry:` field (`SSE_RETRY_MS`).
     public var reconnectDelay: Duration
+    /// Most live event streams one user (tenant, role, user id) may hold in one process (`STREAMS_PER_PRINCIPAL`).
+    public var streamsPerPrincipal: Int
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -42,7 +44,7 @@ public struct Configuration: Sendable {
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
-                testRoutes: Bool = false) {
+                testRoutes: Bool = false, streamsPerPrincipal: Int = 20) {
         self.server = server
         self.streamServer = streamServer
         self.databaseURL = databaseURL
@@ -56,6 +58,7 @@ public struct Configuration: Sendable {
         self.heartbeat = heartbeat
         self.reconnectDelay = reconnectDelay
         self.testRoutes = testRoutes
+        self.streamsPerPrincipal = streamsPerPrincipal
     }
 
     /// Reads and validates the environment; the error names the offending variable.
@@ -90,7 +93,8 @@ public struct Configuration: Sendable {
             feedCache: try reader.integer("FEED_CACHE", default: 1, in: 0 ... 1) == 1,
             heartbeat: .seconds(try reader.integer("SSE_HEARTBEAT_SECONDS", default: 15, in: 1 ... 3600)),
             reconnectDelay: .milliseconds(try reader.integer("SSE_RETRY_MS", default: 2000, in: 0 ... 600_000)),
-            testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1)
+            testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1,
+            streamsPerPrincipal: try reader.integer("STREAMS_PER_PRINCIPAL", default: 20, in: 1 ... 100_000))
     }
 
     /// `DATABASE_URL`, required and parsable by libpq (no server is contacted): a typo stops start-up at once

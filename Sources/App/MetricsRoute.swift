@@ -29,6 +29,9 @@ struct MetricsRoute: Sendable {
                                 [("", Double(inFlight()))])
         lines += Metrics.series("switchboard_sse_subscribers", "gauge", "Live event-stream subscribers.",
                                 [("", Double(services.interactionEvents.subscriberCount))])
+        lines += Metrics.series("switchboard_sse_dispatch_failures_total", "counter",
+                                "Live event-log reads that failed and were retried.",
+                                [("", Double(services.interactionEvents.dispatchFailures))])
         let caches: [(String, RequestCoordinatorStatistics)] = [("feeds", services.feeds.statistics),
                                                                 ("tokens", services.tokens.statistics)]
         lines += Metrics.series("switchboard_coordinator_loads_total", "counter", "Loads started by a request coordinator.",

@@ -13,14 +13,18 @@ struct Services: Sendable {
     let feeds: FeedService
     let interactionEvents: InteractionEvents
 
-    init(configuration: Configuration, pool: PostgresPool, listening: @escaping @Sendable () -> Bool) {
+    init(configuration: Configuration, pool: PostgresPool, logger: Logger, listening: @escaping @Sendable () -> Bool) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
         feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
-        interactionEvents = InteractionEvents(pool: pool, heartbeat: configuration.heartbeat,
-                                              reconnectDelay: configuration.reconnectDelay)
+        interactionEvents = InteractionEvents(
+            pool: pool, heartbeat: configuration.heartbeat, reconnectDelay: configuration.reconnectDelay,
+            streamsPerPrincipal: configuration.streamsPerPrincipal,
+            onDispatchFailure: { error in
+                logger.warning("live event dispatch failed; retrying", ["error": String(describing: error)])
+            })
     }
 }
 

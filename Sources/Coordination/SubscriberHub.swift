@@ -36,22 +36,24 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     ///
     /// - Parameter bufferLimit: how many unread events the stream holds before it is finished for falling behind
     ///   (see the type's discussion); at least 1.
+    /// - Parameter onTermination: called once when the stream ends, however it ends (consumer gone, finished,
+    ///   overflowed, dropped unread), with the subscription's id — for bookkeeping kept beside the hub.
     /// - Returns: a subscription whose stream is already finished if ``finishAll()`` has run.
-    public func subscribe(_ key: Key, bufferLimit: Int) -> Subscription {
+    public func subscribe(_ key: Key, bufferLimit: Int,
+                          onTermination: (@Sendable (UInt64) -> Void)? = nil) -> Subscription {
         precondition(bufferLimit > 0, "bufferLimit must be at least 1, got \(bufferLimit)")
         let (stream, continuation) = AsyncStream.makeStream(
             of: Event.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = registry.withLock { $0.nextID() }
-        continuation.onTermination = { [weak self] _ in self?.forget(id, of: key) }
+        continuation.onTermination = { [weak self] _ in
+            self?.forget(id, of: key)
+            onTermination?(id)
+        }
         let added = registry.withLock { $0.add(continuation, id: id, for: key) }
         if !added { continuation.finish() }
         return Subscription(id: id, key: key, stream: stream)
     }
 
-    /// Delivers `event` to every current subscriber of `key`; returns at once, without waiting for any consumer.
-    ///
-    /// A subscriber whose buffer is full is finished and forgotten instead. Publishing to a key nobody follows
-    /// does nothing.
     /// Yields `event` to every subscriber of every key (a heartbeat, say); one call instead of a timer each.
     public func publishToAll(_ event: Event) {
         let everyone = registry.withLock { $0.everyone }
@@ -62,6 +64,10 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
         }
     }
 
+    /// Delivers `event` to every current subscriber of `key`; returns at once, without waiting for any consumer.
+    ///
+    /// A subscriber whose buffer is full is finished and forgotten instead. Publishing to a key nobody follows
+    /// does nothing.
     public func publish(_ event: Event, to key: Key) {
         let subscribers = registry.withLock { $0.subscribers(of: key) }
         for continuation in subscribers.values {
@@ -69,6 +75,18 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
                 continuation.finish()  // its termination handler forgets it
             }
         }
+    }
+
+    /// Delivers `event` to one subscriber of `key` only (one whose credentials ran out, say), if it is still there;
+    /// like ``publish(_:to:)``, a full buffer finishes the stream instead.
+    public func publish(_ event: Event, to key: Key, subscriber id: UInt64) {
+        guard let continuation = registry.withLock({ $0.subscribers(of: key)[id] }) else { return }
+        if case .dropped = continuation.yield(event) { continuation.finish() }
+    }
+
+    /// The keys that have at least one subscriber now.
+    public var keys: [Key] {
+        registry.withLock { Array($0.everyone.keys) }
     }
 
     /// Finishes every stream of `key` and forgets them, e.g. when the interaction has ended. Consumers still read

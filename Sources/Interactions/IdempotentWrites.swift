@@ -23,7 +23,7 @@ public struct IdempotentWrites: Sendable {
             throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters.", parameter: "Idempotency-Key")
         }
         let fingerprint = Array("\(request.method) \(request.path)\n".utf8) + request.body
-        let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.identity, key, fingerprint]
+        let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.owner, key, fingerprint]
         return try await pool.withTransaction { connection in
             // A concurrent request with the same key waits here until the first commits or rolls back.
             let inserted = try await connection.query("""
@@ -38,7 +38,7 @@ public struct IdempotentWrites: Sendable {
             _ = try await connection.query("""
                 UPDATE idempotency_keys SET status = $4, headers = jsonb_build_object('Content-Type', $5::text), body = $6
                 WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
-                """, [principal.tenantID, principal.identity, key, response.status, contentType, bytes])
+                """, [principal.tenantID, principal.owner, key, response.status, contentType, bytes])
             return response
         }
     }

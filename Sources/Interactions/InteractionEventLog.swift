@@ -17,6 +17,12 @@ public struct InteractionStreamEvent: Sendable, Equatable {
 
     /// Whether this is the keep-alive.
     var isHeartbeat: Bool { kind.isEmpty }
+
+    /// The last event of a stream whose session was revoked or expired: a `reconnect` event with the reason, after
+    /// which the client fetches a fresh token and resumes from its last id.
+    static func credentialsEnded(_ reason: String) -> InteractionStreamEvent {
+        InteractionStreamEvent(seq: nil, kind: "reconnect", data: #"{"reason":"\#(reason)"}"#, terminal: true)
+    }
 }
 
 /// Reads the event log for replay and live dispatch.
@@ -24,12 +30,16 @@ struct InteractionEventLog: Sendable {
     let pool: PostgresPool
 
     /// Stored events of `id` after `seq`, in order.
-    func events(of id: UUID, after seq: Int64) async throws -> [InteractionStreamEvent] {
+    /// With `after` nil: the last event only.
+    func events(of id: UUID, after seq: Int64?) async throws -> [InteractionStreamEvent] {
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
                 SELECT seq, kind, (payload || jsonb_build_object('created_at', created_at))::text AS data,
                        kind = 'state' AND payload->>'state' <> 'started' AS terminal
-                FROM interaction_events WHERE interaction_id = $1::uuid AND seq > $2 ORDER BY seq
+                FROM interaction_events
+                WHERE interaction_id = $1::uuid
+                  AND seq > coalesce($2::bigint, (SELECT last_seq - 1 FROM interactions WHERE id = $1::uuid))
+                ORDER BY seq
                 """, [id, seq])
         }
         return try rows.map { row in
@@ -38,13 +48,18 @@ struct InteractionEventLog: Sendable {
         }
     }
 
+    /// The last event of `id`'s log, if it has any.
+    func latest(of id: UUID) async throws -> InteractionStreamEvent? {
+        try await events(of: id, after: nil).last
+    }
+
     /// The interaction's current state as one `state` event, with the log's latest `seq` (read together).
     func snapshot(of id: UUID) async throws -> InteractionStreamEvent? {
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
                 SELECT i.state, jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
                                                    'subject', i.subject, 'snapshot', true)::text AS data,
-                       (SELECT coalesce(max(seq), 0) FROM interaction_events WHERE interaction_id = i.id) AS seq
+                       i.last_seq AS seq
                 FROM interactions i WHERE i.id = $1::uuid
                 """, [id])
         }

@@ -1,3 +1,4 @@
+import Accounts
 import Coordination
 import Foundation
 import Postgres
@@ -7,51 +8,96 @@ import Postgres
 ///
 /// Notices from every replica arrive over the dedicated LISTEN connection; call `handle(notice:)` from ONE task
 /// (ordering), `catchUp()` after the listener reconnected (notices may have been missed), `finishAll()` at shutdown.
+///
+/// What one stream has seen is that stream's business alone: the dispatcher's own mark (the last `seq` it handed
+/// out per interaction) moves only when it publishes, never because a client claimed an id, and each stream skips
+/// what it already has and fills any hole it sees from the log (ids count 1, 2, 3… within an interaction). The
+/// mistake to avoid is a resume point shared between streams: one client's `Last-Event-ID` would then decide what
+/// every other subscriber of the interaction receives.
 public final class InteractionEvents: Sendable {
     let log: InteractionEventLog
     let hub = SubscriberHub<UUID, InteractionStreamEvent>()
-    /// Guards, per interaction with subscribers, the last `seq` handed to them (the catch-up point).
+    /// Guards, per interaction with subscribers, the last `seq` the dispatcher handed out.
     private let dispatched = Locked<[UUID: Int64]>([:])
+    /// Guards the credential behind every live stream (per-user cap, revocation, expiry).
+    private let leases = Locked(StreamLeases())
     /// How many events a subscriber may have waiting before its stream is closed (it then reconnects).
     public let bufferLimit: Int
-    /// Guards the one task that sends every subscriber a heartbeat (one timer for all, not one per stream).
-    private let heartbeats = Locked<Task<Void, Never>?>(nil)
+    /// Most live streams one user (tenant, role, user id) may hold in this process.
+    public let streamsPerPrincipal: Int
+    /// Guards the timers: one heartbeat for all subscribers, and the once-a-second sweep of expired credentials.
+    private let timers = Locked<[Task<Void, Never>]>([])
+    /// Told of every failed log read during live dispatch (it is retried): for the log and metrics.
+    private let onDispatchFailure: @Sendable (any Error) -> Void
+    /// Guards the count of failed live-dispatch reads (retried, never dropped).
+    private let failures = Locked<Int>(0)
 
     /// How long a client should wait before reconnecting: every stream starts with it as its `retry:` field.
     public let reconnectDelay: Duration
 
     /// Events read through `pool`; every subscriber gets a heartbeat each `heartbeat`.
     public init(pool: PostgresPool, bufferLimit: Int = 256, heartbeat: Duration = .seconds(15),
-                reconnectDelay: Duration = .seconds(2)) {
+                reconnectDelay: Duration = .seconds(2), streamsPerPrincipal: Int = 20,
+                onDispatchFailure: @escaping @Sendable (any Error) -> Void = { _ in }) {
         self.log = InteractionEventLog(pool: pool)
         self.bufferLimit = bufferLimit
         self.reconnectDelay = reconnectDelay
+        self.streamsPerPrincipal = streamsPerPrincipal
+        self.onDispatchFailure = onDispatchFailure
         let hub = self.hub
-        let task = Task {
+        let beat = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: heartbeat)
                 hub.publishToAll(InteractionStreamEvent.heartbeat)
             }
         }
-        heartbeats.withLock { $0 = task }
+        let leases = self.leases
+        let sweep = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                for stream in leases.withLock({ $0.expired(at: Date()) }) {
+                    hub.publish(.credentialsEnded("session_expired"), to: stream.interaction, subscriber: stream.id)
+                }
+            }
+        }
+        timers.withLock { $0 = [beat, sweep] }
     }
 
     deinit {
-        heartbeats.withLock { $0 }?.cancel()
+        for timer in timers.withLock({ $0 }) { timer.cancel() }
     }
 
-    /// A new subscriber of `id`; subscribe before reading the replay, so nothing falls between the two.
-    public func subscribe(_ id: UUID) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription {
-        hub.subscribe(id, bufferLimit: bufferLimit)
-    }
-
-    /// A subscriber has replayed the log up to `seq`: live dispatch continues from at least there.
-    public func noteReplayed(_ id: UUID, through seq: Int64) {
-        dispatched.withLock { $0[id] = max($0[id] ?? seq, seq) }
+    /// A new subscriber of `id` for `principal`'s session; subscribe before reading the replay, so nothing falls
+    /// between the two. Nil when the user already holds ``streamsPerPrincipal`` streams here.
+    public func subscribe(_ id: UUID, for principal: Principal) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription? {
+        let leases = self.leases
+        let subscription = hub.subscribe(id, bufferLimit: bufferLimit) { streamID in
+            leases.withLock { $0.remove(streamID) }
+        }
+        guard case .session(let session, let user, let role) = principal.credential else { return subscription }
+        let lease = StreamLeases.Lease(interaction: id, session: session,
+                                       owner: "\(principal.tenantID.lowercased):\(role.rawValue):\(user)",
+                                       expiresAt: principal.expiresAt)
+        let limit = streamsPerPrincipal
+        return leases.withLock({ $0.add(subscription.id, lease, limit: limit) }) ? subscription : nil
     }
 
     /// Live subscribers, all interactions together (observable; back to zero when clients leave).
     public var subscriberCount: Int { hub.subscriberCount }
+
+    /// Live-dispatch log reads that failed (and were retried).
+    public var dispatchFailures: Int { failures.withLock { $0 } }
+
+    /// Ends at once every stream opened with `session` (revoked): each gets a final `reconnect` event saying why,
+    /// so a client fetches a fresh token and resumes where it was.
+    public func endStreams(ofSession session: UUID) {
+        for stream in leases.withLock({ $0.streams(of: session) }) {
+            hub.publish(.credentialsEnded("session_revoked"), to: stream.interaction, subscriber: stream.id)
+        }
+    }
+
+    /// Sessions holding live streams here (to check for revocations missed while the listener was away).
+    public var sessionsWithStreams: [UUID] { leases.withLock { $0.sessions } }
 
     /// Applies one change notice (see ``InteractionNotice``); payloads of neither form are ignored.
     public func handle(notice: String) async {
@@ -68,29 +114,54 @@ public final class InteractionEvents: Sendable {
         }
     }
 
-    /// After missed notices: hands every subscribed interaction's newer events to its subscribers.
+    /// After missed notices: hands every followed interaction's newer events to its subscribers (for one the
+    /// dispatcher has no mark for yet, its latest event: a stream behind it fills the hole from the log).
     public func catchUp() async {
-        for id in dispatched.withLock({ Array($0.keys) }) { await dispatch(id, upTo: nil) }
+        for id in hub.keys { await dispatch(id, upTo: nil) }
     }
 
     /// Shutdown: tells every subscriber to reconnect (a final `reconnect` event — another replica will serve it),
-    /// then ends every stream and the heartbeats.
+    /// then ends every stream and the timers.
     public func finishAll() {
-        heartbeats.withLock { $0 }?.cancel()
+        for timer in timers.withLock({ $0 }) { timer.cancel() }
         hub.publishToAll(InteractionStreamEvent(seq: nil, kind: "reconnect", data: #"{"reason":"shutdown"}"#, terminal: true))
         hub.finishAll()
     }
 
+    /// Reads and publishes `id`'s events after the mark, retrying a failed read (with backoff, while anyone
+    /// follows `id`): a dropped read could be the final `state` event, and streams would then never end.
     private func dispatch(_ id: UUID, upTo seq: Int64?) async {
-        guard hub.subscriberCount(for: id) > 0 else {
-            _ = dispatched.withLock { $0.removeValue(forKey: id) }
-            return
+        var delay = Duration.milliseconds(50)
+        while true {
+            guard hub.subscriberCount(for: id) > 0 else {
+                _ = dispatched.withLock { $0.removeValue(forKey: id) }
+                return
+            }
+            let mark = dispatched.withLock { $0[id] }
+            if let seq, let mark, seq <= mark { return }
+            do {
+                let events: [InteractionStreamEvent]
+                if let after = mark ?? seq.map({ $0 - 1 }) {
+                    events = try await log.events(of: id, after: after)
+                } else {
+                    events = try await log.latest(of: id).map { [$0] } ?? []
+                }
+                publish(events, of: id)
+                return
+            } catch {
+                failures.withLock { $0 += 1 }
+                onDispatchFailure(error)
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { return }
+                delay = min(delay * 2, .seconds(2))
+            }
         }
-        let last = dispatched.withLock { $0[id] } ?? (seq.map { $0 - 1 } ?? 0)
-        if let seq, seq <= last { return }
-        guard let events = try? await log.events(of: id, after: last), !events.isEmpty else { return }
+    }
+
+    private func publish(_ events: [InteractionStreamEvent], of id: UUID) {
+        guard let last = events.last?.seq else { return }
         for event in events { hub.publish(event, to: id) }
-        dispatched.withLock { $0[id] = max($0[id] ?? last, events.last?.seq ?? last) }
+        dispatched.withLock { $0[id] = max($0[id] ?? last, last) }
         if events.contains(where: \.terminal) {
             hub.finish(id)
             _ = dispatched.withLock { $0.removeValue(forKey: id) }

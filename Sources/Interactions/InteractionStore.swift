@@ -4,8 +4,8 @@ import HTTPServer
 import Postgres
 
 /// Interactions and their event log in Postgres. Every change appends its event in the same transaction, under
-/// the interaction's row lock, so one interaction's events commit in `seq` order; each commit sends a notice
-/// (`<interaction id>:<seq>`, ids only) to every replica.
+/// the interaction's row lock, so one interaction's events commit in `seq` order; `seq` counts within the
+/// interaction (1, 2, 3…, no gaps). Each commit sends a notice (`<interaction id>:<seq>`, ids only) to every replica.
 public struct InteractionStore: Sendable {
     /// The NOTIFY channel of interaction events.
     public static let channel = "switchboard_interactions"
@@ -36,6 +36,17 @@ public struct InteractionStore: Sendable {
             \(lock ? "FOR UPDATE" : "")
             """, [id, principal.tenantID, InteractionStore.customerScope(principal)])
         return try rows.first.map(InteractionStore.interaction)
+    }
+
+    /// Where the log of `id` stands, if `principal` may see the interaction: its last `seq` and whether it is over.
+    public func logPosition(of id: UUID, for principal: Principal,
+                            on connection: PostgresConnection) async throws -> (lastSeq: Int64, isOver: Bool)? {
+        let rows = try await connection.query("""
+            SELECT last_seq, state <> 'started' AS over FROM interactions
+            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
+            """, [id, principal.tenantID, InteractionStore.customerScope(principal)])
+        guard let row = rows.first else { return nil }
+        return (try row.decode("last_seq"), try row.decode("over"))
     }
 
     /// A page of interactions visible to `principal`, newest first, optionally in one state; each with the
@@ -107,8 +118,11 @@ public struct InteractionStore: Sendable {
     func append(_ kind: Kind, _ payload: [String: String?], to id: UUID,
                 on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
         let json = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any }, options: [.sortedKeys])
+        // The next id of this interaction's log, taken under its row lock (held to commit): no gaps, commit order.
         let rows = try await connection.query("""
-            INSERT INTO interaction_events (interaction_id, kind, payload) VALUES ($1::uuid, $2, $3::jsonb)
+            WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = $1::uuid RETURNING last_seq)
+            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+            SELECT $1::uuid, last_seq, $2, $3::jsonb FROM next
             RETURNING seq, created_at
             """, [id, kind.rawValue, String(decoding: json, as: UTF8.self)])
         let seq: Int64 = try rows[0].decode("seq")

@@ -7,9 +7,16 @@ import Postgres
 /// `GET /v1/interactions/{id}/events`: the interaction's events as Server-Sent Events.
 ///
 /// Without `Last-Event-ID`: a `state` snapshot, then live events. With it (header or `last_event_id` query
-/// parameter): every stored event after it, then live — the subscription is taken before the log is read and live
-/// events are skipped up to the last replayed `seq`, so the seam has no gap and no duplicate. The response ends after
-/// the final `state` event, or when the subscriber fell too far behind (the client reconnects with its last id).
+/// parameter; `0` replays the whole log): every stored event after it, then live — the subscription is taken before
+/// the log is read, and live events this stream already sent are skipped, so the seam has no gap and no duplicate.
+/// Ids count 1, 2, 3… within the interaction, so a live event beyond the next id reveals a hole, which the stream
+/// fills from the log. The response ends after the final `state` event, when the session's credentials end (a
+/// `reconnect` event saying why), or when the subscriber fell too far behind (the client reconnects with its last
+/// id).
+///
+/// Refusals: an interaction that is over, resumed from or past its final event, is 204 (an `EventSource` stops
+/// reconnecting); on a live interaction, an id beyond its log is 400 `/problems/unknown-event-id` (start again
+/// without it); a user holding too many streams already is 429.
 struct InteractionStreamRoute: Sendable {
     let pool: PostgresPool
     let store: InteractionStore
@@ -18,11 +25,20 @@ struct InteractionStreamRoute: Sendable {
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let lastEventID = try InteractionStreamRoute.lastEventID(request)
-        guard try await pool.withConnection({ [store] connection in
-            try await store.find(id, for: principal, on: connection)
-        }) != nil else { throw InteractionRequest.notFound }
+        guard let position = try await pool.withConnection({ [store] connection in
+            try await store.logPosition(of: id, for: principal, on: connection)
+        }) else { throw InteractionRequest.notFound }
+        if let lastEventID {
+            // Nothing can ever follow the final event: 204 makes an EventSource stop reconnecting.
+            if position.isOver && lastEventID >= position.lastSeq { return .empty(status: 204) }
+            guard lastEventID <= position.lastSeq else { throw InteractionStreamRoute.unknownEventID(position.lastSeq) }
+        }
 
-        let subscription = events.subscribe(id)
+        guard let subscription = events.subscribe(id, for: principal) else {
+            throw Problem(status: 429, title: "Too Many Requests",
+                          detail: "This user already follows \(events.streamsPerPrincipal) event streams here; close one first.",
+                          headers: ["Retry-After": "5"])
+        }
         let replay: [InteractionStreamEvent]
         if let lastEventID {
             replay = try await events.log.events(of: id, after: lastEventID)
@@ -31,10 +47,10 @@ struct InteractionStreamRoute: Sendable {
             replay = [snapshot]
         }
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
-        events.noteReplayed(id, through: replayedThrough)
         let finished = replay.contains(where: \.terminal)
         let retry = events.reconnectDelay.components
         let retryMilliseconds = retry.seconds * 1000 + retry.attoseconds / 1_000_000_000_000_000
+        let log = events.log
         let body = StreamedBody { writer in
             try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))
             for event in replay { try await writer.write(InteractionStreamRoute.encode(event)) }
@@ -45,12 +61,20 @@ struct InteractionStreamRoute: Sendable {
                     try await writer.write(InteractionStreamRoute.heartbeat)
                     continue
                 }
-                if let seq = event.seq {
-                    if seq <= sentThrough { continue }
-                    sentThrough = seq
+                guard let seq = event.seq else {
+                    try await writer.write(InteractionStreamRoute.encode(event))
+                    if event.terminal { return }
+                    continue
                 }
-                try await writer.write(InteractionStreamRoute.encode(event))
-                if event.terminal { return }
+                if seq <= sentThrough { continue }
+                // A hole (the dispatcher started after this stream's replay, say): read it from the log.
+                let due = seq == sentThrough + 1 ? [event] : try await log.events(of: id, after: sentThrough)
+                for event in due {
+                    guard let seq = event.seq, seq > sentThrough else { continue }
+                    try await writer.write(InteractionStreamRoute.encode(event))
+                    sentThrough = seq
+                    if event.terminal { return }
+                }
             }
         }
         return Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
@@ -62,6 +86,13 @@ struct InteractionStreamRoute: Sendable {
 
     static func encode(_ event: InteractionStreamEvent) -> [UInt8] {
         ServerSentEvent(id: event.seq.map(String.init), event: event.kind, data: event.data).encoded()
+    }
+
+    /// A `Last-Event-ID` this interaction's log never reached (another interaction's, or one from before a restore).
+    static func unknownEventID(_ lastSeq: Int64) -> Problem {
+        Problem(status: 400, type: "/problems/unknown-event-id", title: "Unknown Event ID",
+                detail: "Last-Event-ID is beyond this interaction's last event (\(lastSeq)); reconnect without it.",
+                extensions: ["parameter": "last_event_id", "last_event_id": String(lastSeq)])
     }
 
     static func lastEventID(_ request: Request) throws -> Int64? {

@@ -38,5 +38,25 @@ public enum InteractionsMigrations {
             );
             CREATE INDEX idempotency_keys_age ON idempotency_keys (created_at);
             """),
+        // Event ids count within their interaction (1, 2, 3…), so they reveal nothing of other tenants' activity,
+        // and they have no holes: a writer takes the next number from the interaction's row, which it holds locked
+        // until commit, so a rolled-back write gives its number back. A stream that sees seq n+2 after n knows it
+        // missed n+1. Existing events are renumbered in their original order.
+        Migration(version: 301, name: "per-interaction event ids", sql: """
+            ALTER TABLE interactions ADD COLUMN last_seq bigint NOT NULL DEFAULT 0;
+            ALTER TABLE interaction_events DROP CONSTRAINT interaction_events_pkey;
+            ALTER TABLE interaction_events RENAME COLUMN seq TO global_seq;
+            ALTER TABLE interaction_events ADD COLUMN seq bigint;
+            UPDATE interaction_events e SET seq = numbered.n
+            FROM (SELECT global_seq, row_number() OVER (PARTITION BY interaction_id ORDER BY global_seq) AS n
+                  FROM interaction_events) numbered
+            WHERE numbered.global_seq = e.global_seq;
+            ALTER TABLE interaction_events ALTER COLUMN seq SET NOT NULL;
+            DROP INDEX interaction_events_log;
+            ALTER TABLE interaction_events DROP COLUMN global_seq;
+            ALTER TABLE interaction_events ADD PRIMARY KEY (interaction_id, seq);
+            UPDATE interactions i
+            SET last_seq = coalesce((SELECT max(seq) FROM interaction_events e WHERE e.interaction_id = i.id), 0);
+            """),
     ]
 }
