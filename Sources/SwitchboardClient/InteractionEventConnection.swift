@@ -5,6 +5,7 @@ import FoundationNetworking
 
 /// The one SSE connection that feeds every subscriber of one interaction, kept alive until the interaction ends.
 ///
+/// The first attempt starts where ``EventStreamStart`` says (by default `Last-Event-ID: 0`: the whole log).
 /// Each attempt sends the parser's last event id as `Last-Event-ID`, so the server replays what was missed; stored
 /// events the subscribers already have (by `seq`) are skipped should a server ever resend them. Between attempts
 /// it waits as ``EventStreamPolicy`` says, honouring the server's `retry:` and `Retry-After`. It stops for good —
@@ -16,6 +17,8 @@ struct InteractionEventConnection: Sendable {
     let tokenProvider: @Sendable () async throws -> String
     let configuration: URLSessionConfiguration
     let policy: EventStreamPolicy
+    /// Where the first connection starts; later ones resume from the last event received.
+    let start: EventStreamStart
     let registry: SubscriberRegistry<InteractionEvent>
     /// Cuts the wait before the next attempt short (``SwitchboardClient/reconnectEventStreams()``).
     let nudge: ReconnectNudge
@@ -26,8 +29,9 @@ struct InteractionEventConnection: Sendable {
         case over
         /// The connection dropped or was refused for now; `delivered` says whether it delivered any event.
         case dropped(delivered: Bool, retryAfter: Duration?)
-        /// A 401: try again at once, with whatever token the provider gives now.
-        case unauthorized
+        /// Try again at once: after a 401, with whatever token the provider gives now; after the server said the
+        /// last event id is beyond its log (a restored database, say), from a snapshot.
+        case again
     }
 
     /// What the loop knows across attempts.
@@ -46,12 +50,12 @@ struct InteractionEventConnection: Sendable {
 
     /// Connects, reconnects and delivers until the stream is over or the task is cancelled.
     func run() async {
-        var progress = Progress()
+        var progress = Progress(parser: EventStreamParser(lastEventID: start.lastEventID))
         var schedule = ReconnectSchedule(policy: policy)
         while !Task.isCancelled {
             let outcome = await attempt(&progress)
             progress.parser.finish()
-            if case .unauthorized = outcome { continue }
+            if case .again = outcome { continue }
             guard case .dropped(let delivered, let retryAfter) = outcome else { return }
             schedule.serverDelay = progress.parser.retry.map { .milliseconds($0) }
             let delay = schedule.delay(afterAttemptThatDelivered: delivered, retryAfter: retryAfter,
@@ -120,9 +124,16 @@ struct InteractionEventConnection: Sendable {
         }
         if status == 401 && !progress.unauthorized {
             progress.unauthorized = true
-            return .unauthorized
+            return .again
         }
-        registry.yield(.refused(SwitchboardClient.problemDetails(body, status: status)))
+        let problem = SwitchboardClient.problemDetails(body, status: status)
+        if status == 400 && problem.type == "/problems/unknown-event-id" && progress.parser.lastEventID != nil {
+            // The server's log does not reach our position: start over from its current state.
+            progress.parser = EventStreamParser()
+            progress.lastSeq = -1
+            return .again
+        }
+        registry.yield(.refused(problem))
         return finish()
     }
 

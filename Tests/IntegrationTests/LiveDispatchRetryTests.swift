@@ -1,0 +1,47 @@
+import Accounts
+import App
+import Coordination
+import Foundation
+import Interactions
+import Postgres
+import Testing
+
+/// A live-dispatch read that fails is retried, not dropped: the failed read could hold an interaction's final event,
+/// and its streams would then stay open until their clients gave up.
+@Suite("Live dispatch retries failed log reads")
+struct LiveDispatchRetryTests {
+    @Test func aFailedReadIsRetriedUntilTheEventIsDeliveredAndCounted() async throws {
+        let database = try await TestDatabase.create()
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 2)
+        let failures = Locked<[String]>([])
+        let events = InteractionEvents(pool: pool, onDispatchFailure: { error in failures.withLock { $0.append("\(error)") } })
+        let id = UUID()
+        let principal = Principal(tenantID: UUID(), credential: .session(sessionID: UUID(), userID: "u", role: .customer))
+        let subscription = try #require(events.subscribe(id, for: principal))
+        // The log's tables do not exist yet: every read fails until they do.
+        let handling = Task { await events.handle(notice: InteractionNotice.stored(id, seq: 1).payload) }
+        #expect(await eventually(timeout: .seconds(5)) { events.dispatchFailures >= 2 })
+
+        _ = try await Migrator.apply(Migrations.all, pool: pool)
+        _ = try await pool.withConnection { connection in
+            let tenant = try await connection.query("INSERT INTO tenants (name) VALUES ('T') RETURNING id")
+            let tenantID: UUID = try tenant[0].decode("id")
+            _ = try await connection.query("""
+                INSERT INTO interactions (id, tenant_id, customer_id, state, last_seq) VALUES ($1::uuid, $2::uuid, 'u', 'ended', 1)
+                """, [id, tenantID])
+            return try await connection.query("""
+                INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+                VALUES ($1::uuid, 1, 'state', '{"state":"ended"}')
+                """, [id])
+        }
+        await handling.value
+        var received: [InteractionStreamEvent] = []
+        for await event in subscription.stream where !event.kind.isEmpty { received.append(event) }
+        #expect(received.map(\.seq) == [1])
+        #expect(received.first?.terminal == true)
+        #expect(failures.withLock { $0.count } == events.dispatchFailures)
+        events.finishAll()
+        await pool.close()
+        await database.drop()
+    }
+}
