@@ -651,13 +651,23 @@ paths:
       operationId: followInteraction
       summary: The interaction's events as Server-Sent Events (text/event-stream).
       description: |
-        Without `Last-Event-ID` the stream starts with a `state` snapshot (its `id` is the log's latest seq); with it
-        (the header, or the `last_event_id` query parameter) it starts with every stored event after that id. Then
-        live events follow, with no gap and no duplicate across the seam. The stream starts with a `retry:` field
+        Event ids (`id:`) count within the interaction: 1, 2, 3…, with no holes. Without `Last-Event-ID` the stream
+        starts with a `state` snapshot (its `id` is the log's latest id); with it (the header, or the `last_event_id`
+        query parameter) it starts with every stored event after that id — `0` replays the whole log, which is how a
+        client that must miss nothing starts. Then live events follow, with no gap and no duplicate across the seam;
+        what one client sends never changes what another stream receives. The stream starts with a `retry:` field
         (2000 ms; `SSE_RETRY_MS`), sends a `: heartbeat` comment every 15 s (`SSE_HEARTBEAT_SECONDS`), and ends after
         the final `state` event (`ended` or `failed`). It also ends when the client falls too far behind (its buffer
-        is bounded), and when the server shuts down, after a `reconnect` event (no `id`; `{"reason": "shutdown"}`):
-        in both cases reconnect with the last received id and nothing is lost.
+        is bounded), and after a `reconnect` event (no `id`) whose `reason` says why: `shutdown` (the server is
+        stopping), `session_revoked` or `session_expired` (the session's credentials ended; within 5 s of a
+        revocation on any replica, at the expiry itself). In every case reconnect — with a fresh token after
+        `session_*` — sending the last received id, and nothing is lost.
+
+        Refusals: resuming an interaction that is over from (or past) its final event is `204 No Content` (nothing
+        can follow; an `EventSource` stops reconnecting). On a live interaction, an id beyond its log is `400` with
+        type `/problems/unknown-event-id` and the log's last id in `last_event_id`: reconnect without the header.
+        A user (tenant, role, user id) holding `STREAMS_PER_PRINCIPAL` streams in this process (default 20) gets
+        `429` with `Retry-After` until one closes.
 
         Events (`event:` field; `data:` is JSON, one `data:` line per line of it):
         - `state` (`id: <seq>`): `{"state": "started"|"ended"|"failed", "failure_reason": string|null, "created_at": …}`;
@@ -673,6 +683,10 @@ paths:
         - { name: Last-Event-ID, in: header, required: false, schema: { type: string, pattern: "^[0-9]+$" } }
         - { name: last_event_id, in: query, required: false, schema: { type: string, pattern: "^[0-9]+$" } }
       responses:
+        "204":
+          description: The interaction is over and the client already has its final event (`Last-Event-ID` at or past it).
+          headers:
+            X-Request-ID: { $ref: "#/components/headers/X-Request-ID" }
         "200":
           description: The event stream (chunked; ends as described above).
           headers:
@@ -798,6 +812,7 @@ components:
         detail: { type: string }
         instance: { type: string, description: "urn:request:<request id>" }
         parameter: { type: string, description: "The offending parameter or body field, when there is one." }
+        last_event_id: { type: string, description: "With /problems/unknown-event-id: the last id of the interaction's log." }
   responses:
     BadRequest:
       description: The request is malformed; `parameter` names the offending field when there is one.
