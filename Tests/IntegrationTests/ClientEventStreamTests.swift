@@ -128,8 +128,8 @@ struct ClientEventStreamTests {
 
         #expect(received.messages == (0 ..< total).map { "message number \($0) with some padding to fill the stream" })
         #expect(proxy.connections > 6, "every budget was used up, so the stream was cut at least six times")
-        let snapshots = received.all.filter { if case .state(let change) = $0 { change.isSnapshot } else { false } }
-        #expect(snapshots.count == 1, "reconnections resume from Last-Event-ID rather than starting over")
+        let starts = received.all.filter { if case .state(let change) = $0 { change.state == .started } else { false } }
+        #expect(starts.count == 1, "reconnections resume from Last-Event-ID rather than starting over")
         proxy.close()
         await app.stop()
     }
@@ -160,10 +160,14 @@ struct ClientEventStreamTests {
         try await Task.sleep(for: Self.retry * 10)
         #expect(try await Self.eventsRequests(app) == 1)
 
-        // A stream opened after the end gets the final state and finishes at once.
+        // A stream opened after the end from the latest state gets that final state and finishes at once; one from
+        // the beginning gets the whole history, then finishes.
         let late = ReceivedEvents()
-        await late.collect(client.events(for: id))
+        await late.collect(client.events(for: id, from: .latest))
         #expect(late.all.count == 1 && late.lastState?.state == .ended && late.lastState?.isSnapshot == true)
+        let history = ReceivedEvents()
+        await history.collect(client.events(for: id))
+        #expect(history.messages == ["before", "after"] && history.lastState?.state == .ended && history.isFinished)
         await app.stop()
     }
 
@@ -179,9 +183,10 @@ struct ClientEventStreamTests {
         try await Self.send(app, "while nobody listened", to: id, token: who.agent)
         let next = ReceivedEvents()
         let nextTask = Task { await next.collect(client.events(for: id)) }
-        #expect(await eventually { next.lastState?.isSnapshot == true && app.app.liveSubscribers == 1 })
+        #expect(await eventually { next.lastState?.state == .started && app.app.liveSubscribers == 1 })
         try await Self.send(app, "live", to: id, token: who.agent)
-        #expect(await eventually { next.messages == ["live"] })
+        // From the beginning of the log: what was said while nobody listened, then what comes live.
+        #expect(await eventually { next.messages == ["while nobody listened", "live"] })
         nextTask.cancel()
         #expect(await eventually { app.app.liveSubscribers == 0 })
         await app.stop()
