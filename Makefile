@@ -6,7 +6,7 @@ SWIFT_BUILD_FLAGS ?=
 PG_DIR ?= $(CURDIR)/.data/pg
 PG_PORT ?= 5432
 
-.PHONY: run stop test test-tsan build deps bench bench-sse clean-data
+.PHONY: run stop test test-tsan soak build deps bench bench-sse clean-data
 
 ## Installs missing system packages, starts a private PostgreSQL under .data/ when DATABASE_URL is unset (with an
 ## admin token kept in .data/admin-token), builds the release binary, serves on :8080 (PORT to change) and prints
@@ -26,6 +26,13 @@ test:
 ## The same suite under ThreadSanitizer.
 test-tsan:
 	SWIFT="$(SWIFT)" SANITIZE=thread scripts/test.sh
+
+## The randomized stream checker with random seeds (STREAM_CHECK_RUNS of them, default 20); every seed is printed,
+## and a failure names its seed (replay with STREAM_CHECK_SEEDS=seed,...).
+soak: deps
+	$(SWIFT) build --build-tests
+	STREAM_CHECK_RUNS=$${STREAM_CHECK_RUNS:-20} scripts/with-temp-postgres.sh $(SWIFT) test --skip-build \
+		--filter RandomizedStreamHistories
 
 ## The release binary; installs only what compiling needs (the image's build stage runs this).
 build:

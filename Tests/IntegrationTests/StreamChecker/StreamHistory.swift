@@ -1,0 +1,178 @@
+import Foundation
+
+/// What one subscriber connection observed, recorded for the checker.
+struct ObservedConnection: Sendable {
+    /// How the `Last-Event-ID` was chosen.
+    enum Start: Sendable, Equatable {
+        case none, zero, real, stale, future, garbage
+    }
+
+    let subscriber: Int
+    let interaction: String
+    let token: String
+    let start: Start
+    /// The `Last-Event-ID` sent (nil for `.none`).
+    let lastEventID: String?
+    let port: Int
+    let openedAt: Date
+    /// 0 when the connection could not be made.
+    var status = 0
+    /// Events in arrival order, with when they arrived (heartbeats are not events).
+    var events: [(event: ReceivedEvent, at: Date)] = []
+    /// The server closed the response (as opposed to the subscriber hanging up).
+    var endedByServer = false
+    /// Reading stalled past the timeout with the response still open.
+    var stalled = false
+}
+
+/// One event of the interaction's log, as stored in Postgres: the source of truth.
+struct LoggedEvent: Sendable {
+    let seq: Int64
+    let kind: String
+    /// The stored payload's fields.
+    let payload: [String: String]
+}
+
+/// Facts about the run the checker needs besides the observations.
+struct RunFacts: Sendable {
+    /// Replica kills: (port, when). A connection to that port open at that moment may end without a final event.
+    var kills: [(port: Int, at: Date)] = []
+    /// The revoked session's token and when its revocation was acknowledged.
+    var revoked: (token: String, at: Date)?
+    /// How long after a revocation a stream may still deliver.
+    var revocationBound: TimeInterval = 5
+}
+
+/// Compares what every subscriber observed with the interactions' logs in Postgres, and returns every violation
+/// (empty when the history is correct). Pure: no I/O.
+struct StreamHistoryCheck {
+    let logs: [String: [LoggedEvent]]
+    let facts: RunFacts
+
+    func violations(_ connections: [ObservedConnection], finished: [Int: Bool]) -> [String] {
+        var problems: [String] = []
+        for connection in connections { problems += check(connection) }
+        problems += checkSubscribers(connections, finished: finished)
+        return problems
+    }
+
+    private func check(_ c: ObservedConnection) -> [String] {
+        let log = logs[c.interaction] ?? []
+        let final = log.last?.seq ?? 0
+        let label = "subscriber \(c.subscriber) \(c.start)(\(c.lastEventID ?? "-")) on :\(c.port) status \(c.status)"
+        var problems: [String] = []
+        let revokedToken = facts.revoked?.token == c.token
+        switch (c.status, c.start) {
+        case (0, _):
+            return []  // could not connect: a replica was down
+        case (401, _):
+            if !revokedToken { problems.append("\(label): 401 for a session that was never revoked") }
+            return problems
+        case (400, .garbage), (400, .future):
+            return []
+        case (204, .future):
+            return log.last.map(isTerminal) == true ? [] : ["\(label): 204 but the interaction is not over"]
+        case (204, _):
+            let sent = Int64(c.lastEventID ?? "") ?? -1
+            return sent >= final && log.last.map(isTerminal) == true ? [] : ["\(label): 204 before the final event (\(final))"]
+        case (200, .garbage), (200, .future):
+            return ["\(label): an unusable Last-Event-ID was accepted"]
+        case (200, _):
+            break
+        default:
+            return ["\(label): unexpected status"]
+        }
+        // 200: the ids must run on from the start point with no gap and no duplicate, each matching the log.
+        let stored = c.events.filter { $0.event.id != nil }
+        var expected: Int64
+        var rest = stored[...]
+        if c.start == .none {
+            guard let first = rest.first else { return checkEnd(c, label: label, stored: []) }
+            let snapshotSeq = Int64(first.event.id ?? "") ?? -1
+            let data = json(first.event.data)
+            if first.event.event != "state" || data["snapshot"] as? Bool != true {
+                problems.append("\(label): the first event is not a snapshot")
+            }
+            if let asOf = log.last(where: { $0.seq <= snapshotSeq && $0.kind == "state" }),
+               asOf.payload["state"] != data["state"] as? String {
+                problems.append("\(label): snapshot at \(snapshotSeq) says \(data["state"] ?? "?"), the log \(asOf.payload["state"] ?? "?")")
+            }
+            if snapshotSeq < 1 || snapshotSeq > final { problems.append("\(label): snapshot id \(snapshotSeq) outside the log") }
+            expected = snapshotSeq + 1
+            rest = rest.dropFirst()
+        } else {
+            expected = (Int64(c.lastEventID ?? "") ?? 0) + 1
+        }
+        for (event, _) in rest {
+            let seq = Int64(event.id ?? "") ?? -1
+            if seq != expected {
+                problems.append("\(label): got id \(seq), expected \(expected) (gap or duplicate)")
+                break
+            }
+            if let logged = log.first(where: { $0.seq == seq }) {
+                if let mismatch = mismatch(event, logged) { problems.append("\(label): id \(seq): \(mismatch)") }
+            } else {
+                problems.append("\(label): id \(seq) is not in the log")
+            }
+            expected += 1
+        }
+        if revokedToken, let revoked = facts.revoked {
+            let late = stored.filter { $0.at > revoked.at.addingTimeInterval(facts.revocationBound) }
+            if !late.isEmpty { problems.append("\(label): \(late.count) events delivered more than \(facts.revocationBound) s after revocation") }
+            if c.openedAt > revoked.at.addingTimeInterval(facts.revocationBound) {
+                problems.append("\(label): a revoked session opened a stream")
+            }
+        }
+        return problems + checkEnd(c, label: label, stored: Array(stored))
+    }
+
+    /// A response the server ended must end with the log's final event, a `reconnect` event, or a replica kill.
+    private func checkEnd(_ c: ObservedConnection, label: String, stored: [(event: ReceivedEvent, at: Date)]) -> [String] {
+        if c.stalled { return ["\(label): the stream stalled"] }
+        guard c.endedByServer else { return [] }
+        let log = logs[c.interaction] ?? []
+        if let last = c.events.last?.event, last.id == nil, last.event == "reconnect" { return [] }
+        if let last = stored.last?.event, let final = log.last, Int64(last.id ?? "") == final.seq, isTerminal(final) { return [] }
+        if facts.kills.contains(where: { $0.port == c.port && $0.at >= c.openedAt }) { return [] }
+        return ["\(label): the server ended the stream without the final event or a reconnect event"]
+    }
+
+    /// Every subscriber that followed to the end saw every event after its first start point (duplicates from a
+    /// stale resume aside), and got the final one.
+    private func checkSubscribers(_ connections: [ObservedConnection], finished: [Int: Bool]) -> [String] {
+        var problems: [String] = []
+        for (subscriber, group) in Dictionary(grouping: connections, by: \.subscriber) {
+            guard let first = group.first(where: { $0.status == 200 }) else { continue }
+            let log = logs[first.interaction] ?? []
+            let revoked = facts.revoked?.token == first.token
+            if finished[subscriber] != true && !revoked {
+                problems.append("subscriber \(subscriber): never saw its interaction end")
+                continue
+            }
+            if revoked { continue }
+            let start: Int64 = first.start == .none
+                ? (first.events.first.flatMap { Int64($0.event.id ?? "") } ?? 0) : (Int64(first.lastEventID ?? "") ?? 0)
+            let seen = Set(group.filter { $0.status == 200 }.flatMap { $0.events.compactMap { Int64($0.event.id ?? "") } })
+            let missing = log.map(\.seq).filter { $0 > start && !seen.contains($0) }
+            if !missing.isEmpty { problems.append("subscriber \(subscriber): never received ids \(missing)") }
+        }
+        return problems
+    }
+
+    private func mismatch(_ event: ReceivedEvent, _ logged: LoggedEvent) -> String? {
+        if event.event != logged.kind { return "kind \(event.event), the log has \(logged.kind)" }
+        let data = json(event.data)
+        for (key, value) in logged.payload where (data[key] as? String) != value {
+            return "\(key) is \(data[key] ?? "nil"), the log has \(value)"
+        }
+        return nil
+    }
+
+    private func isTerminal(_ event: LoggedEvent) -> Bool {
+        event.kind == "state" && event.payload["state"] != "started"
+    }
+
+    private func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+    }
+}
