@@ -36,13 +36,15 @@ public final class Application: Sendable {
         let metrics = Metrics()
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
-                                                 queryObserver: { metrics.recordQuery($0, succeeded: $1) }),
+                                                 queryObserver: { metrics.recordQuery($0, succeeded: $1) },
+                                                 statementDeadline: configuration.statementDeadline),
             maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
         let staleMarks = Locked<FeedService?>(nil)
         let listener = try? PostgresListener(
-            configuration: PostgresConfiguration(connectionString: configuration.databaseURL),
+            configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
+                                                 statementDeadline: min(configuration.statementDeadline, .seconds(10))),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel],
             inline: { notices in
                 guard let feeds = staleMarks.withLock({ $0 }) else { return }
@@ -57,12 +59,19 @@ public final class Application: Sendable {
         let servers = Locked<[HTTPServer]>([])
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
                                    services: services, metrics: metrics,
-                                   inFlight: { servers.withLock { $0.reduce(0) { $0 + $1.requestsInFlight } } })
+                                   servers: { servers.withLock { $0 } })
         self.routes = router.routes
-        self.server = HTTPServer(configuration: configuration.server, responder: router.respond(to:),
+        // libmicrohttpd's own complaints (malformed requests, failed sends) join the JSON log, rate-limited.
+        let libraryLog: @Sendable (String) -> Void = { line in logger.warning("libmicrohttpd", ["message": line]) }
+        var serverConfiguration = configuration.server
+        serverConfiguration.errorLog = libraryLog
+        self.server = HTTPServer(configuration: serverConfiguration, responder: router.respond(to:),
                                  immediate: router.respondImmediately(to:))
         self.streamServer = configuration.streamServer.map {
-            HTTPServer(configuration: $0, responder: router.respond(to:), immediate: router.respondImmediately(to:))
+            var streamConfiguration = $0
+            streamConfiguration.errorLog = libraryLog
+            return HTTPServer(configuration: streamConfiguration, responder: router.respond(to:),
+                              immediate: router.respondImmediately(to:))
         }
         servers.withLock { $0 = [server] + (streamServer.map { [$0] } ?? []) }
     }
@@ -88,6 +97,9 @@ public final class Application: Sendable {
             }
         }
         housekeeping.withLock { $0 = prune }
+        if configuration.metricsToken == nil {
+            logger.info("metrics off", ["enable": "set METRICS_TOKEN (16 characters or more) to serve /metrics to its bearer"])
+        }
         if configuration.adminToken == nil {
             logger.info("admin API off", ["enable": "set SWITCHBOARD_ADMIN_TOKEN (16 characters or more) to serve /v1/admin/*"])
         } else {

@@ -72,9 +72,11 @@ public enum SwitchboardCommand {
         let application = Application(configuration: configuration, logger: logger)
         do {
             try await application.runUntilSignalled()
+            LogWriter.shared.flush()
             exit(0)
         } catch {
             logger.error("cannot start", ["error": String(describing: error)])
+            LogWriter.shared.flush()
             exit(1)
         }
     }

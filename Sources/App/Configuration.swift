@@ -33,6 +33,11 @@ public struct Configuration: Sendable {
     public var heartbeat: Duration
     /// How long event-stream clients wait before reconnecting: the streams' `retry:` field (`SSE_RETRY_MS`).
     public var reconnectDelay: Duration
+    /// How long one database statement may wait for its answer (`DATABASE_STATEMENT_TIMEOUT_MS`); then it is
+    /// cancelled and the request answered 503, and a connection whose server does not answer the cancel is discarded.
+    public var statementDeadline: Duration
+    /// The bearer token `GET /metrics` requires (`METRICS_TOKEN`); unset, metrics are not served at all.
+    public var metricsToken: String?
     /// Most live event streams one user (tenant, role, user id) may hold in one process (`STREAMS_PER_PRINCIPAL`).
     public var streamsPerPrincipal: Int
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
@@ -44,7 +49,8 @@ public struct Configuration: Sendable {
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
-                testRoutes: Bool = false, streamsPerPrincipal: Int = 20) {
+                testRoutes: Bool = false, streamsPerPrincipal: Int = 20, metricsToken: String? = nil,
+                statementDeadline: Duration = .seconds(30)) {
         self.server = server
         self.streamServer = streamServer
         self.databaseURL = databaseURL
@@ -59,6 +65,8 @@ public struct Configuration: Sendable {
         self.reconnectDelay = reconnectDelay
         self.testRoutes = testRoutes
         self.streamsPerPrincipal = streamsPerPrincipal
+        self.metricsToken = metricsToken
+        self.statementDeadline = statementDeadline
     }
 
     /// Reads and validates the environment; the error names the offending variable.
@@ -72,6 +80,9 @@ public struct Configuration: Sendable {
         server.connectionLimit = try reader.integer("HTTP_CONNECTION_LIMIT", default: 16_384, in: 1 ... 1_000_000)
         server.idleTimeoutSeconds = try reader.integer("HTTP_IDLE_TIMEOUT_SECONDS", default: 60, in: 1 ... 86_400)
         server.bodyLimit = try reader.integer("BODY_LIMIT_BYTES", default: 1 << 20, in: 1 ... 1 << 30)
+        server.connectionsPerAddress = try reader.integer("HTTP_CONNECTIONS_PER_ADDRESS", default: 256, in: 0 ... 1_000_000)
+        let headTimeout = try reader.integer("HTTP_HEAD_TIMEOUT_SECONDS", default: 30, in: 0 ... 86_400)
+        server.headTimeout = headTimeout == 0 ? nil : .seconds(headTimeout)
         var streams: ServerConfiguration? = server
         streams?.connectionMemoryLimit = 8 * 1024
         streams?.streamBlockSize = 1024
@@ -94,7 +105,10 @@ public struct Configuration: Sendable {
             heartbeat: .seconds(try reader.integer("SSE_HEARTBEAT_SECONDS", default: 15, in: 1 ... 3600)),
             reconnectDelay: .milliseconds(try reader.integer("SSE_RETRY_MS", default: 2000, in: 0 ... 600_000)),
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1,
-            streamsPerPrincipal: try reader.integer("STREAMS_PER_PRINCIPAL", default: 20, in: 1 ... 100_000))
+            streamsPerPrincipal: try reader.integer("STREAMS_PER_PRINCIPAL", default: 20, in: 1 ... 100_000),
+            metricsToken: try reader.secret("METRICS_TOKEN"),
+            statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
+                                                                in: 100 ... 3_600_000)))
     }
 
     /// `DATABASE_URL`, required and parsable by libpq (no server is contacted): a typo stops start-up at once

@@ -25,9 +25,9 @@ public struct Logger: Sendable {
         self.sink = sink
     }
 
-    /// Writes a line to standard error, whole.
+    /// Writes a line to standard error, whole, without blocking the caller (see ``LogWriter``).
     public static let standardError: @Sendable (String) -> Void = { line in
-        StandardErrorWriter.shared.write(line)
+        LogWriter.shared.write(line)
     }
 
     /// Logs `message` with `fields` at `level`, when enabled.
@@ -51,27 +51,4 @@ public struct Logger: Sendable {
     public func warning(_ message: String, _ fields: [String: any Sendable] = [:]) { log(.warning, message, fields) }
     /// Logs at error level.
     public func error(_ message: String, _ fields: [String: any Sendable] = [:]) { log(.error, message, fields) }
-}
-
-/// Serialises whole lines onto standard error so concurrent lines never interleave.
-final class StandardErrorWriter: Sendable {
-    static let shared = StandardErrorWriter()
-    /// Guards writes to file descriptor 2, and counts the lines written.
-    private let lines = Locked(0)
-
-    func write(_ line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        lines.withLock { count in
-            count &+= 1
-            bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written <= 0 { break }
-                    offset += written
-                }
-            }
-        }
-    }
 }

@@ -5,19 +5,26 @@ import HTTPServer
 import Interactions
 import Postgres
 
-/// `GET /metrics`: the Prometheus text exposition of the service. Meant for the internal network; do not route it
-/// from the public load balancer.
+/// `GET /metrics`: the Prometheus text exposition of the service, for a scraper holding `METRICS_TOKEN` (as a bearer
+/// token). Without that setting the route does not exist: an anonymous caller on the API port learns nothing.
 struct MetricsRoute: Sendable {
     let metrics: Metrics
     let pool: PostgresPool
     let services: Services
-    let inFlight: @Sendable () -> Int
+    let servers: @Sendable () -> [HTTPServer]
+    let token: String?
+    let logDropped: @Sendable () -> Int
 
     static let version = "0.1.0"
 
     func register(on router: inout Router) {
-        router.get("/metrics") { [self] _ in
-            Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
+        guard let token else { return }
+        router.get("/metrics") { [self] request in
+            guard let presented = request.headers["Authorization"], presented == "Bearer " + token else {
+                throw Problem(status: 401, title: "Unauthorized", detail: "Metrics need the METRICS_TOKEN bearer token.",
+                              headers: ["WWW-Authenticate": #"Bearer realm="metrics""#])
+            }
+            return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
                                             "Cache-Control": "no-store"],
                      body: Array((render().joined(separator: "\n") + "\n").utf8))
         }
@@ -25,8 +32,16 @@ struct MetricsRoute: Sendable {
 
     func render() -> [String] {
         var lines = metrics.renderStored()
+        let servers = servers()
         lines += Metrics.series("switchboard_http_requests_in_flight", "gauge", "Requests whose responder is running.",
-                                [("", Double(inFlight()))])
+                                [("", Double(servers.reduce(0) { $0 + $1.requestsInFlight }))])
+        lines += Metrics.series("switchboard_http_slow_heads_cut_total", "counter",
+                                "Connections closed for not sending a complete request head in time.",
+                                [("", Double(servers.reduce(0) { $0 + $1.slowHeadsCut }))])
+        lines += Metrics.series("switchboard_log_lines_dropped_total", "counter",
+                                "Log lines dropped: the log's reader fell behind, or libmicrohttpd logged over its budget.",
+                                [("source=\"service\"", Double(logDropped())),
+                                 ("source=\"libmicrohttpd\"", Double(servers.reduce(0) { $0 + $1.libraryLogLinesDropped }))])
         lines += Metrics.series("switchboard_sse_subscribers", "gauge", "Live event-stream subscribers.",
                                 [("", Double(services.interactionEvents.subscriberCount))])
         lines += Metrics.series("switchboard_sse_dispatch_failures_total", "counter",

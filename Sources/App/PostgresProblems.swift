@@ -10,6 +10,8 @@ enum PostgresProblems {
             return Problem.serviceUnavailable("No database connection became free in time; retry shortly.")
         case .connection, .poolClosed:
             return Problem.serviceUnavailable("The database is unreachable; retry shortly.")
+        case .deadline:
+            return Problem.serviceUnavailable("The database did not answer in time; retry shortly.")
         default:
             return nil
         }

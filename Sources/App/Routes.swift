@@ -31,7 +31,7 @@ struct Services: Sendable {
 /// Builds the service's router: middleware, operational endpoints and every module's routes.
 enum Routes {
     static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness,
-                       services: Services, metrics: Metrics, inFlight: @escaping @Sendable () -> Int) -> Router {
+                       services: Services, metrics: Metrics, servers: @escaping @Sendable () -> [HTTPServer]) -> Router {
         var router = Router()
         let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in
             metrics.record(entry)
@@ -44,8 +44,10 @@ enum Routes {
             logger.error("unhandled error", ["request_id": request.id, "route": request.route ?? "-",
                                              "error": String(describing: error)])
         })
+        router.use(MigrationGate(readiness: readiness))
         HealthRoutes(pool: pool, readiness: readiness).register(on: &router)
-        MetricsRoute(metrics: metrics, pool: pool, services: services, inFlight: inFlight).register(on: &router)
+        MetricsRoute(metrics: metrics, pool: pool, services: services, servers: servers, token: configuration.metricsToken,
+                     logDropped: { LogWriter.shared.droppedLines }).register(on: &router)
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)

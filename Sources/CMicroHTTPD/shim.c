@@ -5,7 +5,131 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+struct sb_watched {
+    struct sb_watched *prev, *next;
+    struct sb_connection_watch *watch;
+    int fd;
+    int64_t waiting_since_ms; /* -1 while a request is being served */
+};
+
+struct sb_connection_watch {
+    pthread_mutex_t lock; /* guards the list and every entry's fields */
+    struct sb_watched *head;
+    unsigned int count;
+    sb_log_line_callback log;
+    void *log_cls;
+};
+
+static int64_t sb_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+sb_connection_watch *sb_connection_watch_create(sb_log_line_callback log, void *log_cls) {
+    sb_connection_watch *watch = calloc(1, sizeof *watch);
+    if (watch == NULL) return NULL;
+    pthread_mutex_init(&watch->lock, NULL);
+    watch->log = log;
+    watch->log_cls = log_cls;
+    return watch;
+}
+
+void sb_connection_watch_free(sb_connection_watch *watch) {
+    if (watch == NULL) return;
+    struct sb_watched *entry = watch->head;
+    while (entry != NULL) {
+        struct sb_watched *next = entry->next;
+        free(entry);
+        entry = next;
+    }
+    pthread_mutex_destroy(&watch->lock);
+    free(watch);
+}
+
+static void sb_notify_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                                 enum MHD_ConnectionNotificationCode code) {
+    sb_connection_watch *watch = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct sb_watched *entry = calloc(1, sizeof *entry);
+        if (entry == NULL) return;
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        entry->fd = info == NULL ? -1 : info->connect_fd;
+        entry->waiting_since_ms = sb_now_ms();
+        entry->watch = watch;
+        pthread_mutex_lock(&watch->lock);
+        entry->next = watch->head;
+        if (watch->head != NULL) watch->head->prev = entry;
+        watch->head = entry;
+        watch->count++;
+        pthread_mutex_unlock(&watch->lock);
+        *socket_context = entry;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        struct sb_watched *entry = *socket_context;
+        if (entry == NULL) return;
+        pthread_mutex_lock(&watch->lock);
+        if (entry->prev != NULL) entry->prev->next = entry->next; else watch->head = entry->next;
+        if (entry->next != NULL) entry->next->prev = entry->prev;
+        watch->count--;
+        pthread_mutex_unlock(&watch->lock);
+        *socket_context = NULL;
+        free(entry);
+    }
+}
+
+static void sb_set_waiting(struct MHD_Connection *connection, int waiting) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info == NULL || info->socket_context == NULL) return;
+    struct sb_watched *entry = info->socket_context;
+    /* The entry's fields are read by sweeps on other threads: under the owning watch's lock. */
+    pthread_mutex_lock(&entry->watch->lock);
+    entry->waiting_since_ms = waiting ? sb_now_ms() : -1;
+    pthread_mutex_unlock(&entry->watch->lock);
+}
+
+void sb_connection_watch_head_received(struct MHD_Connection *connection) { sb_set_waiting(connection, 0); }
+
+void sb_connection_watch_request_done(struct MHD_Connection *connection) { sb_set_waiting(connection, 1); }
+
+unsigned int sb_connection_watch_sweep(sb_connection_watch *watch, int64_t deadline_ms) {
+    unsigned int cut = 0;
+    int64_t now = sb_now_ms();
+    pthread_mutex_lock(&watch->lock);
+    for (struct sb_watched *entry = watch->head; entry != NULL; entry = entry->next) {
+        if (entry->waiting_since_ms >= 0 && now - entry->waiting_since_ms > deadline_ms && entry->fd >= 0) {
+            shutdown(entry->fd, SHUT_RDWR);
+            entry->waiting_since_ms = -1; /* cut once; libmicrohttpd closes it on its next look */
+            cut++;
+        }
+    }
+    pthread_mutex_unlock(&watch->lock);
+    return cut;
+}
+
+unsigned int sb_connection_watch_count(sb_connection_watch *watch) {
+    pthread_mutex_lock(&watch->lock);
+    unsigned int count = watch->count;
+    pthread_mutex_unlock(&watch->lock);
+    return count;
+}
+
+static void sb_log_adapter(void *cls, const char *format, va_list arguments) {
+    sb_connection_watch *watch = cls;
+    if (watch->log == NULL) return;
+    char line[512];
+    vsnprintf(line, sizeof line, format, arguments);
+    size_t length = strlen(line);
+    while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) line[--length] = '\0';
+    watch->log(watch->log_cls, line);
+}
+
 
 struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
                                 MHD_AccessHandlerCallback access_handler, void *access_cls,
@@ -40,6 +164,9 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->connection_memory_limit, NULL },
         { MHD_OPTION_LISTEN_BACKLOG_SIZE, s->listen_backlog, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls },
+        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)sb_notify_connection, s->watch },
+        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)sb_log_adapter, s->watch },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip_connection_limit, NULL },
         { addr != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)addr },
         { MHD_OPTION_END, 0, NULL },
     };

@@ -9,8 +9,12 @@ public final class FeedService: Sendable {
     /// Guards each feed's change count: bumped the moment a change is known (before the caches are invalidated),
     /// and stamped on every page as its load starts, so a page loaded before a change is never served after it.
     private let epochs = Locked<[FeedAddress: UInt64]>([:])
-    /// Guards, per feed, the page keys that may be cached or loading, so a write can invalidate them all.
-    private let pageKeys = Locked<[FeedAddress: Set<FeedPageKey>]>([:])
+    /// Guards, per feed, the page keys that may be cached or loading, so a write can invalidate them all, and their
+    /// total. Keys come from clients (any feed, limit and cursor, forged ones included), so the index is bounded:
+    /// past `maxTrackedPageKeys` it is emptied together with the page cache. That is safe because correctness
+    /// rests on the feeds' change counts (a page stamped before a change is never served), not on this index.
+    private let pageKeys = Locked<(byFeed: [FeedAddress: Set<FeedPageKey>], total: Int)>(([:], 0))
+    private let maxTrackedPageKeys: Int
     private let echoes = NoticeEchoes()
     /// Whether change notices come back to this process (a listener runs); writes then wait for their echo.
     private let listening: @Sendable () -> Bool
@@ -26,6 +30,7 @@ public final class FeedService: Sendable {
         self.listening = listening
         self.echoTimeout = echoTimeout
         self.pages = RequestCoordinator(caching: caching ? .untilInvalidated(maxEntries: maxCachedPages) : .disabled)
+        self.maxTrackedPageKeys = 2 * maxCachedPages
     }
 
     /// A page with the feed's change count when its load started.
@@ -37,7 +42,7 @@ public final class FeedService: Sendable {
     /// The page for `key`, from memory when cached and current, else loaded once for all concurrent callers.
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
         if let cached = cachedPage(key) { return cached }
-        remember(key)
+        if remember(key) { await pages.invalidateAll() }
         let stamped = try await load(key)
         if stamped.epoch == epoch(of: key.feed) { return stamped.result }
         // Loaded (or cached) before a change this process has heard of: drop it and load again.
@@ -121,7 +126,11 @@ public final class FeedService: Sendable {
 
     /// Drops every cached or loading page of `feed` (after a write here, or a change notice from elsewhere).
     public func invalidate(_ feed: FeedAddress) async {
-        let keys = pageKeys.withLock { $0.removeValue(forKey: feed) } ?? []
+        let keys = pageKeys.withLock { index -> Set<FeedPageKey> in
+            let keys = index.byFeed.removeValue(forKey: feed) ?? []
+            index.total -= keys.count
+            return keys
+        }
         for key in keys { await pages.invalidate(key) }
     }
 
@@ -134,14 +143,27 @@ public final class FeedService: Sendable {
 
     /// Drops everything: after the change-notice listener reconnected, notices may have been missed.
     public func invalidateAll() async {
-        pageKeys.withLock { $0.removeAll() }
+        pageKeys.withLock { $0 = ([:], 0) }
         await pages.invalidateAll()
     }
 
     /// Loads started, callers joined and cache hits, for metrics.
     public var statistics: RequestCoordinatorStatistics { pages.statistics }
 
-    private func remember(_ key: FeedPageKey) {
-        _ = pageKeys.withLock { $0[key.feed, default: []].insert(key) }
+    /// Page keys tracked for invalidation now (bounded; see `pageKeys`).
+    public var trackedPageKeys: Int { pageKeys.withLock { $0.total } }
+
+    /// Tracks `key`; returns true when the index was full and has been emptied (the caller then empties the cache).
+    private func remember(_ key: FeedPageKey) -> Bool {
+        let limit = maxTrackedPageKeys
+        return pageKeys.withLock { index -> Bool in
+            var emptied = false
+            if index.total >= limit {
+                index = ([:], 0)
+                emptied = true
+            }
+            if index.byFeed[key.feed, default: []].insert(key).inserted { index.total += 1 }
+            return emptied
+        }
     }
 }

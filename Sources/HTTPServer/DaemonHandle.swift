@@ -7,12 +7,18 @@ import Foundation
 /// stopping), and the server makes each of them once.
 struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// The shim's per-connection bookkeeping (head deadlines, log lines); internally locked, freed after the stop.
+    let watch: OpaquePointer
 
     static func start(_ configuration: ServerConfiguration, core: ServerCore) throws -> DaemonHandle {
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
         var badHost: Int32 = 0
         let coreRef = Unmanaged.passRetained(core).toOpaque() // released never: the core lives as long as the process' server
+        guard let watch = sb_connection_watch_create(DaemonHandle.logLine, coreRef) else {
+            Unmanaged<ServerCore>.fromOpaque(coreRef).release()
+            throw HTTPServerError.startFailed(port: configuration.port, errno: ENOMEM)
+        }
         let daemon: OpaquePointer? = (configuration.host ?? "").withCString { host in
             var settings = sb_mhd_settings(
                 flags: UInt32(flags), port: UInt16(configuration.port),
@@ -21,17 +27,20 @@ struct DaemonHandle: @unchecked Sendable {
                 connection_limit: UInt32(configuration.connectionLimit),
                 connection_timeout: UInt32(configuration.idleTimeoutSeconds),
                 connection_memory_limit: configuration.connectionMemoryLimit,
-                listen_backlog: 1024)
+                listen_backlog: 1024,
+                per_ip_connection_limit: UInt32(max(0, configuration.connectionsPerAddress)),
+                watch: watch)
             return sb_mhd_start(&settings, DaemonHandle.accessHandler, coreRef,
                                 DaemonHandle.completedHandler, coreRef, &badHost)
         }
         guard let daemon else {
             let code = errno
+            sb_connection_watch_free(watch)
             Unmanaged<ServerCore>.fromOpaque(coreRef).release()
             if badHost != 0 { throw HTTPServerError.invalidHost(configuration.host ?? "") }
             throw HTTPServerError.startFailed(port: configuration.port, errno: code)
         }
-        return DaemonHandle(pointer: daemon)
+        return DaemonHandle(pointer: daemon, watch: watch)
     }
 
     /// Stops taking new connections: the listening socket closes, so new clients are refused; a connection
@@ -47,6 +56,7 @@ struct DaemonHandle: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread {
                 MHD_stop_daemon(self.pointer)
+                sb_connection_watch_free(self.watch)
                 continuation.resume()
             }
             thread.start()
@@ -59,7 +69,19 @@ struct DaemonHandle: @unchecked Sendable {
         return core.access(connection!, url: url!, method: method!, version: version!, upload: upload, uploadSize: uploadSize!, slot: slot!)
     }
 
-    private static let completedHandler: MHD_RequestCompletedCallback = { cls, _, slot, _ in
+    /// Cuts connections that have waited for a request head longer than `timeout`; returns how many.
+    func cutSlowHeads(olderThan timeout: Duration) -> Int {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        return Int(sb_connection_watch_sweep(watch, milliseconds))
+    }
+
+    private static let logLine: sb_log_line_callback = { cls, line in
+        guard let cls, let line else { return }
+        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().libraryLog(String(cString: line))
+    }
+
+    private static let completedHandler: MHD_RequestCompletedCallback = { cls, connection, slot, _ in
+        if let connection { sb_connection_watch_request_done(connection) }
         guard let cls, let slot else { return }
         Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(slot)
     }

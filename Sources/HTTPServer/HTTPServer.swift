@@ -14,7 +14,7 @@ public final class HTTPServer: Sendable {
 
     private enum LifecycleState {
         case idle
-        case running(DaemonHandle, port: Int)
+        case running(DaemonHandle, port: Int, sweeper: Task<Void, Never>?)
         case stopping
         case stopped
     }
@@ -35,14 +35,23 @@ public final class HTTPServer: Sendable {
         let handle = try DaemonHandle.start(configuration, core: core)
         let port = Int(sb_mhd_bound_port(handle.pointer))
         core.monitor.start(registry: core.requests, streams: core.streams)
-        state.withLock { $0 = .running(handle, port: port) }
+        let sweeper = configuration.headTimeout.map { timeout in
+            Task { [core] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(250))
+                    let cut = handle.cutSlowHeads(olderThan: timeout)
+                    if cut > 0 { core.slowHeadsCut.add(cut, ordering: .relaxed) }
+                }
+            }
+        }
+        state.withLock { $0 = .running(handle, port: port, sweeper: sweeper) }
         return port
     }
 
     /// The bound port, or nil when not running.
     public var port: Int? {
         state.withLock { state in
-            if case .running(_, let port) = state { return port }
+            if case .running(_, let port, _) = state { return port }
             return nil
         }
     }
@@ -53,15 +62,24 @@ public final class HTTPServer: Sendable {
     /// Responses whose body is still streaming.
     public var openStreams: Int { core.streams.count }
 
+    /// Connections cut because their request head did not arrive within `headTimeout`.
+    public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) }
+
+    /// libmicrohttpd log lines dropped because they came faster than the log budget allows.
+    public var libraryLogLinesDropped: Int { core.libraryLinesDropped.load(ordering: .relaxed) }
+
     /// Stops accepting connections, lets running requests finish up to `deadline`, ends streamed bodies
     /// (their producers are cancelled), answers whatever is left with 503, then stops the daemon.
     public func shutdown(deadline: Duration = .seconds(10)) async {
-        let handle = state.withLock { state -> DaemonHandle? in
-            guard case .running(let handle, _) = state else { return nil }
+        let running = state.withLock { state -> (DaemonHandle, Task<Void, Never>?)? in
+            guard case .running(let handle, _, let sweeper) = state else { return nil }
             state = .stopping
-            return handle
+            return (handle, sweeper)
         }
-        guard let handle else { return }
+        guard let (handle, sweeper) = running else { return }
+        // Ended before the daemon stops: the stop frees the bookkeeping a sweep reads.
+        sweeper?.cancel()
+        await sweeper?.value
         core.draining.store(true, ordering: .relaxed)
         handle.stopAccepting()
         let end = ContinuousClock.now + deadline

@@ -49,7 +49,17 @@ public enum RFC3339 {
             + String(repeating: "0", count: 6 - f.count) + f + "Z"
     }
 
-    /// Parses RFC 3339 (`Z` or `±hh:mm` offsets, optional fraction kept to the microsecond); nil when malformed.
+    /// Days in `month` (1–12) of the Gregorian `year`.
+    static func daysIn(month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Parses RFC 3339 strictly (`Z` or `±hh:mm` offsets up to 23:59, optional fraction kept to the microsecond);
+    /// nil when malformed or not a real date (Feb 30th, 24:00, a leap second).
     public static func date(from text: String) -> Date? {
         let bytes = Array(text.utf8)
         func number(_ start: Int, _ count: Int) -> Int? {
@@ -64,8 +74,9 @@ public enum RFC3339 {
         guard bytes.count >= 20, let year = number(0, 4), bytes[4] == 45, let month = number(5, 2), bytes[7] == 45,
               let day = number(8, 2), bytes[10] == 84 || bytes[10] == 116 || bytes[10] == 32,
               let hour = number(11, 2), bytes[13] == 58, let minute = number(14, 2), bytes[16] == 58,
-              let second = number(17, 2), (1 ... 12).contains(month), (1 ... 31).contains(day), hour < 24,
-              minute < 60, second < 61 else { return nil }
+              let second = number(17, 2), year >= 1, (1 ... 12).contains(month),
+              (1 ... daysIn(month: month, of: year)).contains(day), hour < 24, minute < 60, second < 60
+        else { return nil }
         var index = 19
         var micros = 0
         if index < bytes.count && bytes[index] == 46 {
@@ -84,7 +95,7 @@ public enum RFC3339 {
         if bytes[index] == 90 || bytes[index] == 122 {
             index += 1
         } else if bytes[index] == 43 || bytes[index] == 45, let hours = number(index + 1, 2), bytes.count > index + 3,
-                  bytes[index + 3] == 58, let minutes = number(index + 4, 2) {
+                  bytes[index + 3] == 58, let minutes = number(index + 4, 2), hours < 24, minutes < 60 {
             offset = (hours * 60 + minutes) * 60 * (bytes[index] == 45 ? -1 : 1)
             index += 6
         } else {
@@ -127,6 +138,11 @@ extension Request {
         }
         guard !body.isEmpty else { throw Problem.badRequest("A JSON body is required.") }
         do {
+            try StrictJSON.validate(body)
+        } catch {
+            throw Problem.badRequest(error.message, parameter: error.field)
+        }
+        do {
             return try JSON.decode(type, from: body)
         } catch let error as DecodingError {
             throw Problem.badRequest(Request.describe(error), parameter: Request.field(of: error))
@@ -150,7 +166,9 @@ extension Request {
     static func describe(_ error: DecodingError) -> String {
         switch error {
         case .keyNotFound(let key, _): return "The field '\(key.stringValue)' is required."
-        case .typeMismatch(let type, _): return "The field '\(field(of: error) ?? "body")' must be \(describe(type))."
+        case .typeMismatch(let type, let context):
+            if context.codingPath.isEmpty { return "The body must be \(describe(type))." }
+            return "The field '\(field(of: error) ?? "body")' must be \(describe(type))."
         case .valueNotFound(let type, _): return "The field '\(field(of: error) ?? "body")' must be \(describe(type))."
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return "The body is not valid JSON." }
@@ -165,7 +183,12 @@ extension Request {
         case is Bool.Type: return "a boolean"
         case is Int.Type, is Int64.Type, is Int32.Type: return "an integer"
         case is Double.Type: return "a number"
-        default: return "of type \(type)"
+        case is [String: Any].Type: return "a JSON object"
+        default:
+            let name = String(describing: type)
+            if name.hasPrefix("Dictionary") { return "a JSON object" }
+            if name.hasPrefix("Array") { return "a JSON array" }
+            return "a JSON object"
         }
     }
 }

@@ -20,12 +20,22 @@ public struct ServerConfiguration: Sendable {
     public var streamHighWater: Int
     /// Requests running longer than this get their socket watched, so a client that leaves cancels them.
     public var disconnectWatchAfter: Duration
+    /// Most connections one client address may hold at once (0: no limit). Behind a proxy every client shares the
+    /// proxy's address: raise it or turn it off there.
+    public var connectionsPerAddress: Int
+    /// A request head must arrive complete within this long of the connection opening or of its previous request
+    /// completing; dripping bytes does not extend it (the idle timeout alone would be reset by every byte). Also
+    /// bounds how long an idle keep-alive connection waits for its next request. Nil: no deadline.
+    public var headTimeout: Duration?
+    /// Receives libmicrohttpd's own error lines (at most a few a second; the rest are counted, not written).
+    public var errorLog: (@Sendable (String) -> Void)?
 
     /// Creates a configuration; the defaults suit production on a small machine.
     public init(host: String? = nil, port: Int = 8080, threads: Int = ServerConfiguration.coreCount,
                 connectionLimit: Int = 16_384, idleTimeoutSeconds: Int = 60, bodyLimit: Int = 1 << 20,
                 connectionMemoryLimit: Int = 16 * 1024, streamBlockSize: Int = 2048, streamHighWater: Int = 64 * 1024,
-                disconnectWatchAfter: Duration = .milliseconds(50)) {
+                disconnectWatchAfter: Duration = .milliseconds(50), connectionsPerAddress: Int = 0,
+                headTimeout: Duration? = .seconds(30), errorLog: (@Sendable (String) -> Void)? = nil) {
         self.host = host
         self.port = port
         self.threads = threads
@@ -36,6 +46,9 @@ public struct ServerConfiguration: Sendable {
         self.streamBlockSize = streamBlockSize
         self.streamHighWater = streamHighWater
         self.disconnectWatchAfter = disconnectWatchAfter
+        self.connectionsPerAddress = connectionsPerAddress
+        self.headTimeout = headTimeout
+        self.errorLog = errorLog
     }
 
     /// The number of online processors.

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Coordination
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -24,6 +25,13 @@ final class ServerCore: Sendable {
     /// With `refusing` set first (both sequentially consistent), shutdown waiting for this to be 0 and `requests`
     /// to be empty knows that no connection can still become suspended — stopping with one would abort.
     let starting = Atomic<Int>(0)
+    /// Guards the budget of libmicrohttpd log lines (a token bucket: an unauthenticated client must not be able to
+    /// flood the log with the library's complaints about its requests).
+    private let logBudget = Locked(LogBudget())
+    /// libmicrohttpd log lines dropped for being over the budget.
+    let libraryLinesDropped = Atomic<Int>(0)
+    /// Connections cut for not sending a complete request head in time.
+    let slowHeadsCut = Atomic<Int>(0)
 
     init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder?) {
         self.configuration = configuration
@@ -32,16 +40,30 @@ final class ServerCore: Sendable {
         self.monitor = DisconnectMonitor(watchAfter: configuration.disconnectWatchAfter)
     }
 
+    /// One of libmicrohttpd's own log lines: handed to the configured error log while the budget allows.
+    func libraryLog(_ line: String) {
+        guard let log = configuration.errorLog else { return }
+        if logBudget.withLock({ $0.take(now: ContinuousClock.now) }) {
+            log(line)
+        } else {
+            libraryLinesDropped.add(1, ordering: .relaxed)
+        }
+    }
+
     /// The access handler: called by libmicrohttpd for the head, each body chunk, the end of the body,
     /// and again after a resume.
     func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
                 version: UnsafePointer<CChar>, upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
                 slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let raw = slot.pointee else {
+            sb_connection_watch_head_received(connection)
             let request = MHDRequestReader.request(connection, method: method, url: url)
             let context = ConnectionContext(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                             connection: connection, core: self, request: request)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
+            if let problem = RequestFraming.problem(in: request.headers) {
+                return queue(problem.response(), for: context)
+            }
             if request.headers["Host"] == nil && strcmp(version, "HTTP/1.1") == 0 {
                 return queue(Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response(), for: context)
             }

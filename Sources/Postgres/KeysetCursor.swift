@@ -15,6 +15,10 @@ public struct KeysetCursor: Sendable, Hashable {
         self.id = id
     }
 
+    /// Timestamps a cursor may carry: years 1 to 9999. Anything else was forged (and near the ends of Int64 it would
+    /// overflow PostgreSQL's interval arithmetic).
+    static let range: ClosedRange<Int64> = -62_135_596_800_000_000 ... 253_402_300_799_999_999
+
     /// The opaque text form (base64url of `v1.<micros>.<id>`).
     public var encoded: String {
         let text = "v1.\(micros).\(id.uuidString.lowercased())"
@@ -30,7 +34,7 @@ public struct KeysetCursor: Sendable, Hashable {
         while base64.utf8.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "v1", let micros = Int64(parts[1]),
+        guard parts.count == 3, parts[0] == "v1", let micros = Int64(parts[1]), KeysetCursor.range.contains(micros),
               let id = UUID(uuidString: String(parts[2])) else { return nil }
         self.init(micros: micros, id: id)
     }

@@ -27,7 +27,7 @@ struct ClientEventStreamRecoveryTests {
     }
 
     static func eventsRequests(_ app: TestApp, status: Int) async throws -> Double {
-        let metrics = try await app.call("GET", "/metrics").text
+        let metrics = try await app.metrics().text
         return MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/interactions/{id}/events",method="GET",status="\#(status)"}"#) ?? 0
     }
 

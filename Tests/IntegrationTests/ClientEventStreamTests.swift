@@ -65,7 +65,7 @@ struct ClientEventStreamTests {
     }
 
     static func eventsRequests(_ app: TestApp) async throws -> Double {
-        let metrics = try await app.call("GET", "/metrics").text
+        let metrics = try await app.metrics().text
         return MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/interactions/{id}/events",method="GET",status="200"}"#) ?? 0
     }
 
@@ -204,7 +204,7 @@ struct ClientEventStreamTests {
         }
         #expect(problem.status == 404, "another customer's interaction does not exist for bob")
         try await Task.sleep(for: Self.retry * 5)
-        let metrics = try await app.call("GET", "/metrics").text
+        let metrics = try await app.metrics().text
         #expect(MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/interactions/{id}/events",method="GET",status="404"}"#) == 1)
         #expect(bob.openEventConnections == 0)
         await app.stop()

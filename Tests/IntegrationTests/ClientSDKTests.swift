@@ -80,7 +80,7 @@ struct ClientSDKTests {
         let again = try await alice.feed("news", limit: 10)
         #expect(first == again)
         #expect(first.items.map(\.title) == ["n4", "n3", "n2", "n1", "n0"])
-        let metrics = try await app.call("GET", "/metrics").text
+        let metrics = try await app.metrics().text
         #expect(MetricsTests.sample(metrics, #"switchboard_http_requests_total{route="/v1/feeds/{key}",method="GET",status="304"}"#) == 1)
         var walked: [String] = []
         for try await item in alice.allItems(of: "news", pageSize: 2) { walked.append(item.title) }

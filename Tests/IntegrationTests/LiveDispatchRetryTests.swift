@@ -18,10 +18,8 @@ struct LiveDispatchRetryTests {
         let id = UUID()
         let principal = Principal(tenantID: UUID(), credential: .session(sessionID: UUID(), userID: "u", role: .customer))
         let subscription = try #require(events.subscribe(id, for: principal))
-        // The log's tables do not exist yet: every read fails until they do.
-        let handling = Task { await events.handle(notice: InteractionNotice.stored(id, seq: 1).payload) }
-        #expect(await eventually(timeout: .seconds(5)) { events.dispatchFailures >= 2 })
-
+        // The log holds the interaction's final event, but the table is out of reach: every read fails until it is
+        // back (renamed in one statement, so the event is there the moment reads can succeed).
         _ = try await Migrator.apply(Migrations.all, pool: pool)
         _ = try await pool.withConnection { connection in
             let tenant = try await connection.query("INSERT INTO tenants (name) VALUES ('T') RETURNING id")
@@ -29,10 +27,16 @@ struct LiveDispatchRetryTests {
             _ = try await connection.query("""
                 INSERT INTO interactions (id, tenant_id, customer_id, state, last_seq) VALUES ($1::uuid, $2::uuid, 'u', 'ended', 1)
                 """, [id, tenantID])
-            return try await connection.query("""
+            _ = try await connection.query("""
                 INSERT INTO interaction_events (interaction_id, seq, kind, payload)
                 VALUES ($1::uuid, 1, 'state', '{"state":"ended"}')
                 """, [id])
+            return try await connection.query("ALTER TABLE interaction_events RENAME TO interaction_events_away")
+        }
+        let handling = Task { await events.handle(notice: InteractionNotice.stored(id, seq: 1).payload) }
+        #expect(await eventually(timeout: .seconds(10)) { events.dispatchFailures >= 2 })
+        _ = try await pool.withConnection { connection in
+            try await connection.query("ALTER TABLE interaction_events_away RENAME TO interaction_events")
         }
         await handling.value
         var received: [InteractionStreamEvent] = []

@@ -22,7 +22,7 @@ struct MetricsTests {
         let follower = try await InteractionStreamTests.follow(app, id, who.alice)
         _ = try await onThread { try follower.events(1) }
 
-        let response = try await app.call("GET", "/metrics")
+        let response = try await app.metrics()
         #expect(response.status == 200)
         #expect(response.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let text = response.text

@@ -19,7 +19,38 @@ typedef struct sb_mhd_settings {
     unsigned int connection_timeout; /* seconds, idle connections only */
     size_t connection_memory_limit;
     unsigned int listen_backlog;
+    unsigned int per_ip_connection_limit; /* 0: no limit per client address */
+    struct sb_connection_watch *watch;    /* head deadlines and libmicrohttpd's own log lines; not NULL */
 } sb_mhd_settings;
+
+/// Receives libmicrohttpd's own log lines (formatted, without the trailing newline), on a daemon thread.
+typedef void (*sb_log_line_callback)(void *cls, const char *line);
+
+/// Per-daemon bookkeeping the shim keeps in C: every open connection with the time it began waiting for a request
+/// head (on accept, and again each time a request completes), so connections that trickle a head byte by byte can
+/// be cut off at a deadline that no amount of dripping resets (libmicrohttpd's own timeout is an idle timeout);
+/// and where libmicrohttpd's log lines go. Guarded by its own mutex; connections leave it in libmicrohttpd's
+/// "closed" notification, which comes before their socket is closed, so a sweep never touches a reused descriptor.
+typedef struct sb_connection_watch sb_connection_watch;
+
+/// A watch whose log lines go to `log` (may be NULL: discarded).
+sb_connection_watch *sb_connection_watch_create(sb_log_line_callback log, void *log_cls);
+
+/// Frees a watch once its daemon has stopped.
+void sb_connection_watch_free(sb_connection_watch *watch);
+
+/// The request head on `connection` is complete (the access handler's first call): no deadline while it is served.
+void sb_connection_watch_head_received(struct MHD_Connection *connection);
+
+/// The request on `connection` completed: it now waits for the next head, against the deadline.
+void sb_connection_watch_request_done(struct MHD_Connection *connection);
+
+/// Shuts down (SHUT_RDWR) every connection that has waited for a request head longer than `deadline_ms`;
+/// libmicrohttpd then closes it. Returns how many were cut. Safe from any thread.
+unsigned int sb_connection_watch_sweep(sb_connection_watch *watch, int64_t deadline_ms);
+
+/// Connections the watch knows of (open now).
+unsigned int sb_connection_watch_count(sb_connection_watch *watch);
 
 /// Starts a daemon with the given settings and callbacks. Returns NULL on failure (errno may tell why),
 /// or -1 in *bad_host when `host` is not a numeric address.

@@ -24,10 +24,19 @@ struct ConnectionParameters {
             if let value = options[index].val { set(String(cString: keyword), String(cString: value)) }
             index += 1
         }
+        // A peer that vanished without FIN or RST (a failover, a dropped NAT entry) is noticed in about a minute
+        // instead of when the kernel gives up, hours later. Settings in the connection string win.
+        for (keyword, value) in ConnectionParameters.tcpDefaults where self.value(of: keyword) == nil {
+            set(keyword, value)
+        }
         set("client_encoding", "UTF8")
         let userOptions = value(of: "options").map { $0 + " " } ?? ""
         set("options", userOptions + Self.sessionOptions)
     }
+
+    /// TCP liveness defaults (ignored by libpq on Unix-domain sockets).
+    static let tcpDefaults = [("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"),
+                              ("keepalives_count", "3"), ("tcp_user_timeout", "30000")]
 
     /// The value set for `keyword`, if any.
     func value(of keyword: String) -> String? {

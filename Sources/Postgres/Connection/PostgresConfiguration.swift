@@ -7,13 +7,22 @@ public struct PostgresConfiguration: Sendable {
     public var connectTimeout: Duration
     /// Told how long each statement took and whether it succeeded (for metrics); must be quick.
     public var queryObserver: (@Sendable (Duration, Bool) -> Void)?
+    /// How long one statement may wait for the server's answer before it is cancelled (a `.deadline` error).
+    /// Nil: no deadline.
+    public var statementDeadline: Duration?
+    /// After a deadline's cancel request, how long to wait for the server to answer at all; past it the connection
+    /// is given up as dead (a half-open TCP connection, a blackholed route) and discarded.
+    public var cancelGrace: Duration
 
     /// Describes a server; nothing is validated or contacted until a connection is opened.
     public init(connectionString: String, connectTimeout: Duration = .seconds(5),
-                queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil) {
+                queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil,
+                statementDeadline: Duration? = .seconds(30), cancelGrace: Duration = .seconds(3)) {
         self.connectionString = connectionString
         self.connectTimeout = connectTimeout
         self.queryObserver = queryObserver
+        self.statementDeadline = statementDeadline
+        self.cancelGrace = cancelGrace
     }
 }
 

@@ -32,7 +32,8 @@ extension PostgresConnection {
             guard PQsetnonblocking(pgconn, 1) == 0 else {
                 throw PostgresError(connection: pgconn, "cannot switch to non-blocking mode")
             }
-            return PostgresConnection(established: pgconn, reactor: reactor, observer: configuration.queryObserver)
+            return PostgresConnection(established: pgconn, reactor: reactor, observer: configuration.queryObserver,
+                                      deadline: configuration.statementDeadline.map { ($0, configuration.cancelGrace) })
         } catch {
             if PQsocket(pgconn) >= 0 { reactor.deregister(PQsocket(pgconn)) }
             PQfinish(pgconn)

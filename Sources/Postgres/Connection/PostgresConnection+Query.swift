@@ -27,17 +27,19 @@ extension PostgresConnection {
         }
     }
 
-    /// Runs a script of one or more `;`-separated statements, without parameters (simple query protocol).
+    /// Runs a script of one or more `;`-separated statements, without parameters (simple query protocol), with no
+    /// statement deadline.
     ///
     /// Meant for migrations and other fixed SQL; never build `sql` from input, use ``query(_:_:cancellable:)``.
     /// Outside a transaction each statement commits on its own; a failing statement skips the rest and throws.
     public func execute(script sql: String, cancellable: Bool = true) async throws {
         if cancellable { try Task.checkCancellation() }
-        _ = try await run(cancellable: cancellable) { PQsendQuery($0, sql) }
+        // No statement deadline: scripts are migrations, which may rightly take long.
+        _ = try await run(cancellable: cancellable, bounded: false) { PQsendQuery($0, sql) }
     }
 
     /// Sends with `send`, then flushes and collects results while holding the connection's `.busy` state.
-    private func run(cancellable: Bool, send: (OpaquePointer) -> Int32) async throws -> PostgresResult {
+    private func run(cancellable: Bool, bounded: Bool = true, send: (OpaquePointer) -> Int32) async throws -> PostgresResult {
         let generation: UInt64
         switch state.withLock({ $0.begin() }) {
         case .fail(let kind, let message): throw PostgresError(kind, message)
@@ -53,19 +55,23 @@ extension PostgresConnection {
             throw error
         }
         var outcome: Result<PostgresResult, any Error>
+        canceller.begin(generation)
+        let watch = deadline.flatMap { bounded ? $0 : nil }.map { StatementDeadline(limit: $0.limit, grace: $0.grace, generation: generation, connection: self) }
         if cancellable {
-            canceller.begin(generation)
             outcome = await withTaskCancellationHandler {
                 await exchange()
             } onCancel: { [canceller] in
                 canceller.cancel(generation)
             }
-            let cancelRequested = await canceller.finish(generation)
-            if cancelRequested, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {
-                outcome = .failure(CancellationError())
-            }
         } else {
             outcome = await exchange()
+        }
+        let deadlinePassed = watch?.stop() ?? false
+        let cancelRequested = await canceller.finish(generation)
+        if deadlinePassed, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {
+            outcome = .failure(PostgresError(.deadline, "the statement ran past its \(deadline!.limit) deadline and was cancelled"))
+        } else if cancelRequested, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {
+            outcome = .failure(CancellationError())
         }
         endOperation(healthy: !outcome.isFatal)
         return try outcome.get()

@@ -20,14 +20,18 @@ public final class PostgresConnection: @unchecked Sendable {
     let state = Locked(ConnectionStateMachine())
     /// Told each statement's duration and outcome.
     let observer: (@Sendable (Duration, Bool) -> Void)?
+    /// Each statement's deadline and the grace its cancel gets before the connection is given up (nil: none).
+    let deadline: (limit: Duration, grace: Duration)?
 
     /// The server process serving this connection, as `pg_stat_activity.pid` and `pg_terminate_backend` see it.
     public let backendPID: Int32
 
     /// Wraps an established, non-blocking `PGconn`; takes ownership.
-    init(established pgconn: OpaquePointer, reactor: SocketReactor, observer: (@Sendable (Duration, Bool) -> Void)? = nil) {
+    init(established pgconn: OpaquePointer, reactor: SocketReactor, observer: (@Sendable (Duration, Bool) -> Void)? = nil,
+         deadline: (limit: Duration, grace: Duration)? = nil) {
         self.pgconn = pgconn
         self.observer = observer
+        self.deadline = deadline
         self.socket = PQsocket(pgconn)
         self.reactor = reactor
         self.canceller = QueryCanceller(connection: pgconn)

@@ -17,6 +17,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case decoding
         /// No pooled connection became free within the pool's acquire timeout.
         case poolTimeout
+        /// A statement ran past its deadline and was cancelled (the connection stays usable); had the server not
+        /// answered the cancel either, the error is `.connection` and the connection is discarded.
+        case deadline
         /// The pool was closed before or while waiting for a connection.
         case poolClosed
     }

@@ -20,12 +20,12 @@ extension PostgresListener {
 
     /// A new connection that listens on every channel, or nil (with the error recorded) if that failed.
     private func openListeningConnection() async -> PostgresConnection? {
-        let script = channels.map { "LISTEN " + ChannelName.quoted($0) }.joined(separator: "; ")
         var opened: PostgresConnection?
         do {
             let connection = try await PostgresConnection.connect(configuration)
             opened = connection
-            try await connection.execute(script: script)
+            // One statement each (not a script), so each is bounded by the statement deadline.
+            for channel in channels { _ = try await connection.query("LISTEN " + ChannelName.quoted(channel)) }
             return connection
         } catch {
             opened?.close()
@@ -41,7 +41,12 @@ extension PostgresListener {
         var failure: PostgresError?
         do {
             while true {
-                let notifications = try await connection.waitForNotifications()
+                guard let notifications = try await notifications(from: connection) else {
+                    // Quiet for a while: a round trip proves the connection alive. On a dead one (no FIN, no RST)
+                    // it fails within the statement deadline, and the loop reconnects and catches up.
+                    _ = try await connection.query("SELECT 1")
+                    continue
+                }
                 inline?(notifications)
                 state.withLock { $0.publish(notifications) }
             }
@@ -50,5 +55,30 @@ extension PostgresListener {
         }
         state.withLock { $0.disconnected(error: failure) }
         connection.close()
+    }
+
+    /// The next notifications, or nil when none came within ``livenessInterval``.
+    private func notifications(from connection: PostgresConnection) async throws -> [PostgresNotification]? {
+        let interval = livenessInterval
+        return try await withThrowingTaskGroup(of: [PostgresNotification]?.self) { group in
+            group.addTask {
+                do {
+                    return try await connection.waitForNotifications()
+                } catch is CancellationError {
+                    return nil
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: interval)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            // The wait must be over before the connection is used again: collect the other task too.
+            while let other = try await group.next() {
+                if first == nil, let other { return other }
+            }
+            return first
+        }
     }
 }

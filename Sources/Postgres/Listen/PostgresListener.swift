@@ -25,6 +25,9 @@ public final class PostgresListener: Sendable {
     public let channels: [String]
     /// The pause before the first reconnection attempt; it doubles after each failed attempt, up to 5 s.
     public let reconnectDelay: Duration
+    /// After this long without a notification, a round trip checks that the connection is alive (a dead one is
+    /// then noticed within the statement deadline, and the listener reconnects and reports `.reconnected`).
+    public let livenessInterval: Duration
     /// Guards the loop task, the subscribers' continuations, and the connection status.
     let state = Locked(ListenerState())
     /// Sees each batch of notifications first, on the listener's own task, before any stream does.
@@ -40,7 +43,7 @@ public final class PostgresListener: Sendable {
     /// must be quick and must never block.
     public init(
         configuration: PostgresConfiguration, channels: [String], reconnectDelay: Duration = .milliseconds(500),
-        inline: (@Sendable ([PostgresNotification]) -> Void)? = nil
+        livenessInterval: Duration = .seconds(10), inline: (@Sendable ([PostgresNotification]) -> Void)? = nil
     ) throws(PostgresError) {
         guard !channels.isEmpty else { throw PostgresError(.misuse, "a listener needs at least one channel") }
         var unique: [String] = []
@@ -51,6 +54,7 @@ public final class PostgresListener: Sendable {
         self.configuration = configuration
         self.channels = unique
         self.reconnectDelay = reconnectDelay
+        self.livenessInterval = livenessInterval
         self.inline = inline
     }
 

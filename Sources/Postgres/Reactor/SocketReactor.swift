@@ -61,6 +61,12 @@ final class SocketReactor: Sendable {
         }
     }
 
+    /// Fails the wait pending on `fd`, if any, with `error` (a statement deadline that passed with no answer).
+    func interrupt(_ fd: Int32, with error: any Error) {
+        let waiter = table.withLock { $0.waiters.removeValue(forKey: fd) }
+        waiter?.continuation.resume(throwing: error)
+    }
+
     /// Forgets `fd`: fails a pending waiter (there should be none) and removes it from the epoll set.
     func deregister(_ fd: Int32) {
         let waiter = table.withLock { table in

@@ -88,6 +88,7 @@ final class LogCapture: @unchecked Sendable { // guarded by `lock`
 /// The whole service on an ephemeral port over a fresh database, with helpers for the accounts flow.
 struct TestApp: Sendable {
     static let adminToken = "test-admin-token-0123456789"
+    static let metricsToken = "test-metrics-token-0123456789"
 
     let app: Application
     let port: Int
@@ -106,7 +107,7 @@ struct TestApp: Sendable {
             databaseURL: database.url,
             poolSize: 8, poolTimeout: .seconds(5), logLevel: .debug, adminToken: adminToken,
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay,
-            streamsPerPrincipal: streamsPerPrincipal)
+            streamsPerPrincipal: streamsPerPrincipal, metricsToken: TestApp.metricsToken)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()
@@ -128,6 +129,11 @@ struct TestApp: Sendable {
         var allHeaders = headers
         if let token { allHeaders["Authorization"] = "Bearer \(token)" }
         return try await request(port: port, method, path, headers: allHeaders, body: body)
+    }
+
+    /// `GET /metrics` with the metrics token.
+    func metrics() async throws -> RawResponse {
+        try await call("GET", "/metrics", token: TestApp.metricsToken)
     }
 
     /// Creates a tenant through the admin API; returns its id and API key.

@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+
+/// Writes log lines to standard error from a thread of its own, so logging never blocks a request.
+///
+/// Callers append to a bounded buffer and return at once; one writer thread drains it with blocking `write(2)`s.
+/// When the reader of standard error stalls (a full pipe, a stuck log shipper) the buffer fills and further lines
+/// are dropped and counted (`switchboard_log_lines_dropped_total`) instead of stalling the service. The mistake to
+/// avoid is a `write(2)` under a process-wide lock on the request path: one slow consumer then stops everything.
+final class LogWriter: Sendable {
+    static let shared = LogWriter(capacityBytes: 4 << 20, descriptor: 2)
+
+    /// Guards the queued bytes, the writer's state and the flush requests; signalled when lines arrive or drain.
+    private let condition = NSCondition()
+    private nonisolated(unsafe) var queued: [UInt8] = []   // guarded by `condition`
+    private nonisolated(unsafe) var writing = false          // guarded by `condition`
+    private let capacity: Int
+    private let descriptor: Int32
+    private let dropped = Atomic<Int>(0)
+    private let started = Atomic<Bool>(false)
+
+    init(capacityBytes: Int, descriptor: Int32) {
+        self.capacity = capacityBytes
+        self.descriptor = descriptor
+    }
+
+    /// Lines dropped because the buffer was full.
+    var droppedLines: Int { dropped.load(ordering: .relaxed) }
+
+    /// Queues one line (a newline is added); never blocks on the output.
+    func write(_ line: String) {
+        startIfNeeded()
+        let bytes = line.utf8
+        condition.lock()
+        guard queued.count + bytes.count + 1 <= capacity else {
+            condition.unlock()
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        queued.append(contentsOf: bytes)
+        queued.append(UInt8(ascii: "\n"))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits up to `timeout` for what is queued to be written (before the process exits).
+    func flush(timeout: TimeInterval = 2) {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        while (!queued.isEmpty || writing) && Date() < deadline {
+            _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
+        }
+        condition.unlock()
+    }
+
+    private func startIfNeeded() {
+        guard !started.load(ordering: .relaxed),
+              started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        let thread = Thread { [self] in drain() }
+        thread.name = "switchboard-log"
+        thread.start()
+    }
+
+    private func drain() {
+        while true {
+            condition.lock()
+            while queued.isEmpty { condition.wait() }
+            let batch = queued
+            queued.removeAll(keepingCapacity: true)
+            writing = true
+            condition.unlock()
+            batch.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 && errno == EINTR { continue }
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            condition.lock()
+            writing = false
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import HTTPServer
+
+/// Answers API calls with 503 and `Retry-After` until the migrations are applied, as during a database outage:
+/// before that, a query could only fail on a missing table, and a client should retry rather than see a 500.
+/// Health, readiness, metrics and the API document stay served.
+struct MigrationGate: Middleware {
+    let readiness: Readiness
+
+    func respond(to request: Request, next: Responder) async throws -> Response {
+        guard request.path.hasPrefix("/v1/"), !readiness.isMigrated else { return try await next(request) }
+        throw Problem.serviceUnavailable("The database is not ready yet; retry shortly.", retryAfterSeconds: 1)
+    }
+}

@@ -1,0 +1,20 @@
+/// A token bucket for log lines: `burst` at once, then `perSecond` a second.
+struct LogBudget {
+    var burst = 20.0
+    var perSecond = 5.0
+    private var tokens = 20.0
+    private var last: ContinuousClock.Instant?
+
+    /// Takes one line's token if there is one.
+    mutating func take(now: ContinuousClock.Instant) -> Bool {
+        if let last {
+            let elapsed = now - last
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            tokens = min(burst, tokens + seconds * perSecond)
+        }
+        last = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+}

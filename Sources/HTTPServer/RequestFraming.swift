@@ -1,0 +1,52 @@
+/// RFC 9112 §6.3 message framing, checked on the request head before any handler runs.
+///
+/// A request whose body length is ambiguous is how a second request gets smuggled past a proxy: two
+/// `Content-Length`s that disagree (each hop may pick another), or `Content-Length` together with
+/// `Transfer-Encoding` (one hop counts bytes, the next reads chunks). Such requests are refused with 400 and the
+/// connection is closed, since what follows on it can no longer be trusted. A transfer coding other than `chunked`
+/// is 501 (RFC 9112 §6.1): waiting for a body nobody can delimit would only hold the connection until it times out.
+public enum RequestFraming {
+    /// The problem to answer instead of serving the request, or nil when its framing is sound.
+    public static func problem(in headers: HTTPHeaders) -> Problem? {
+        var lengths: [Substring] = []
+        var codings: [Substring] = []
+        for field in headers {
+            if field.name.equalsIgnoringASCIICase("Content-Length") {
+                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false).map(trimmed)
+            } else if field.name.equalsIgnoringASCIICase("Transfer-Encoding") {
+                codings += field.value.split(separator: ",", omittingEmptySubsequences: false).map(trimmed)
+            }
+        }
+        if !codings.isEmpty {
+            if !lengths.isEmpty {
+                return refusal("A request must not carry both Content-Length and Transfer-Encoding.")
+            }
+            guard codings.count == 1, codings[0].lowercased() == "chunked" else {
+                return Problem(status: 501, title: "Not Implemented",
+                               detail: "Transfer-Encoding '\(codings.joined(separator: ", "))' is not supported; use chunked.",
+                               headers: ["Connection": "close"])
+            }
+        }
+        guard let first = lengths.first else { return nil }
+        guard first.allSatisfy({ $0 >= "0" && $0 <= "9" }), !first.isEmpty, first.count <= 18 else {
+            return refusal("Content-Length must be a decimal number.")
+        }
+        if lengths.contains(where: { $0 != first }) {
+            return refusal("The request carries Content-Length values that disagree.")
+        }
+        return nil
+    }
+
+    private static func refusal(_ detail: String) -> Problem {
+        var problem = Problem.badRequest(detail, parameter: "Content-Length")
+        problem.headers.set("Connection", "close")
+        return problem
+    }
+
+    private static func trimmed(_ text: Substring) -> Substring {
+        var text = text
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
+    }
+}

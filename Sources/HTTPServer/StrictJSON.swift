@@ -1,0 +1,243 @@
+/// Checks that a request body is JSON exactly as RFC 8259 defines it, before any decoder sees it, and refuses what
+/// the decoders disagree on or the database cannot store.
+///
+/// Foundation's reader is lenient: it accepts a trailing comma, and with a duplicated key the first one wins, while
+/// Python, JavaScript and Go keep the last. A tenant backend that validated `{"role":"agent","role":"customer"}`
+/// with one of those would then see a different request from the one Switchboard acts on. So: no duplicate keys,
+/// no trailing commas, no comments, no leading zeros, no unescaped control characters, no lone surrogates, and —
+/// because PostgreSQL's `text` cannot hold it — no U+0000 in any string. Nesting is limited, so a deep body cannot
+/// exhaust the stack.
+public enum StrictJSON {
+    /// Why a body was refused, and where (`field` is a dotted path such as `items.2.title`, nil for the body itself).
+    public struct Violation: Error, Equatable, Sendable {
+        public let message: String
+        public let field: String?
+    }
+
+    /// Deepest nesting accepted.
+    public static let maxDepth = 64
+
+    /// Throws the first violation found in `bytes`.
+    public static func validate(_ bytes: [UInt8]) throws(Violation) {
+        var reader = Reader(bytes: bytes)
+        reader.skipWhitespace()
+        try reader.value(depth: 0)
+        reader.skipWhitespace()
+        if reader.index < bytes.count { throw reader.fail("Unexpected text after the JSON value.") }
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+        var path: [String] = []
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        func fail(_ message: String) -> Violation {
+            Violation(message: message, field: path.isEmpty ? nil : path.joined(separator: "."))
+        }
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skipWhitespace() {
+            while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+        }
+
+        mutating func value(depth: Int) throws(Violation) {
+            guard depth <= StrictJSON.maxDepth else { throw fail("The body nests deeper than \(StrictJSON.maxDepth) levels.") }
+            switch current {
+            case UInt8(ascii: "{"): try object(depth: depth)
+            case UInt8(ascii: "["): try array(depth: depth)
+            case UInt8(ascii: "\""): _ = try string()
+            case UInt8(ascii: "t"): try literal("true")
+            case UInt8(ascii: "f"): try literal("false")
+            case UInt8(ascii: "n"): try literal("null")
+            case .some(let byte) where byte == UInt8(ascii: "-") || (byte >= 0x30 && byte <= 0x39): try number()
+            case nil: throw fail("The body ends before its JSON value does.")
+            default: throw fail("The body is not valid JSON.")
+            }
+        }
+
+        mutating func object(depth: Int) throws(Violation) {
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "}") { index += 1; return }
+            var keys = Set<String>()
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else { throw fail("An object key must be a string (no trailing comma).") }
+                let key = try string()
+                path.append(key)
+                guard keys.insert(key).inserted else { throw fail("The key '\(key)' appears more than once.") }
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw fail("Expected ':' after an object key.") }
+                index += 1
+                skipWhitespace()
+                try value(depth: depth + 1)
+                path.removeLast()
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "}"): index += 1; return
+                default: throw fail("Expected ',' or '}' in an object.")
+                }
+            }
+        }
+
+        mutating func array(depth: Int) throws(Violation) {
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "]") { index += 1; return }
+            var position = 0
+            while true {
+                skipWhitespace()
+                path.append(String(position))
+                try value(depth: depth + 1)
+                path.removeLast()
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","):
+                    index += 1
+                    skipWhitespace()
+                    if current == UInt8(ascii: "]") { throw fail("An array must not end with a comma.") }
+                case UInt8(ascii: "]"): index += 1; return
+                default: throw fail("Expected ',' or ']' in an array.")
+                }
+                position += 1
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws(Violation) {
+            let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+            guard index + expected.count <= bytes.count, bytes[index ..< index + expected.count].elementsEqual(expected) else {
+                throw fail("The body is not valid JSON.")
+            }
+            index += expected.count
+        }
+
+        mutating func number() throws(Violation) {
+            if current == UInt8(ascii: "-") { index += 1 }
+            guard let first = current, first >= 0x30 && first <= 0x39 else { throw fail("A number needs digits.") }
+            index += 1
+            if first == 0x30, let next = current, next >= 0x30 && next <= 0x39 { throw fail("A number must not have leading zeros.") }
+            skipDigits()
+            if current == UInt8(ascii: ".") {
+                index += 1
+                guard requireDigit() else { throw fail("A number needs digits after its decimal point.") }
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                guard requireDigit() else { throw fail("A number needs digits in its exponent.") }
+            }
+        }
+
+        mutating func skipDigits() {
+            while let byte = current, byte >= 0x30 && byte <= 0x39 { index += 1 }
+        }
+
+        mutating func requireDigit() -> Bool {
+            guard let byte = current, byte >= 0x30 && byte <= 0x39 else { return false }
+            skipDigits()
+            return true
+        }
+
+        /// Reads a string and returns its value (as far as the checks need it: escapes decoded, UTF-8 validated).
+        mutating func string() throws(Violation) -> String {
+            index += 1
+            var scalars = String.UnicodeScalarView()
+            while true {
+                guard let byte = current else { throw fail("A string is not closed.") }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return String(scalars)
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    scalars.append(try escape())
+                case 0x00 ..< 0x20:
+                    throw fail(byte == 0 ? "Strings must not contain U+0000." : "Control characters in strings must be escaped.")
+                case 0x00 ..< 0x80:
+                    scalars.append(Unicode.Scalar(byte))
+                    index += 1
+                default:
+                    scalars.append(try utf8Scalar())
+                }
+            }
+        }
+
+        mutating func escape() throws(Violation) -> Unicode.Scalar {
+            guard let byte = current else { throw fail("A string is not closed.") }
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""): return "\""
+            case UInt8(ascii: "\\"): return "\\"
+            case UInt8(ascii: "/"): return "/"
+            case UInt8(ascii: "b"): return "\u{08}"
+            case UInt8(ascii: "f"): return "\u{0C}"
+            case UInt8(ascii: "n"): return "\n"
+            case UInt8(ascii: "r"): return "\r"
+            case UInt8(ascii: "t"): return "\t"
+            case UInt8(ascii: "u"):
+                let unit = try hex4()
+                if unit == 0 { throw fail("Strings must not contain U+0000.") }
+                if (0xDC00 ... 0xDFFF).contains(unit) { throw fail("A string holds a lone surrogate (\\u\(hex(unit))).") }
+                if (0xD800 ... 0xDBFF).contains(unit) {
+                    guard current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
+                        throw fail("A string holds a lone surrogate (\\u\(hex(unit))).")
+                    }
+                    index += 2
+                    let low = try hex4()
+                    guard (0xDC00 ... 0xDFFF).contains(low) else { throw fail("A string holds a lone surrogate (\\u\(hex(unit))).") }
+                    return Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!
+                }
+                return Unicode.Scalar(unit)!
+            default:
+                throw fail("A string holds an invalid escape.")
+            }
+        }
+
+        mutating func hex4() throws(Violation) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw fail("A \\u escape needs four hex digits.") }
+            var value: UInt32 = 0
+            for byte in bytes[index ..< index + 4] {
+                let digit: UInt32
+                switch byte {
+                case 0x30 ... 0x39: digit = UInt32(byte - 0x30)
+                case 0x41 ... 0x46: digit = UInt32(byte - 0x41 + 10)
+                case 0x61 ... 0x66: digit = UInt32(byte - 0x61 + 10)
+                default: throw fail("A \\u escape needs four hex digits.")
+                }
+                value = value << 4 | digit
+            }
+            index += 4
+            return value
+        }
+
+        func hex(_ unit: UInt32) -> String {
+            let digits = String(unit, radix: 16, uppercase: false)
+            return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+
+        /// One multi-byte UTF-8 sequence, validated (no overlongs, no surrogates, nothing past U+10FFFF).
+        mutating func utf8Scalar() throws(Violation) -> Unicode.Scalar {
+            let lead = bytes[index]
+            let (count, minimum, initial): (Int, UInt32, UInt32)
+            switch lead {
+            case 0xC2 ... 0xDF: (count, minimum, initial) = (2, 0x80, UInt32(lead & 0x1F))
+            case 0xE0 ... 0xEF: (count, minimum, initial) = (3, 0x800, UInt32(lead & 0x0F))
+            case 0xF0 ... 0xF4: (count, minimum, initial) = (4, 0x10000, UInt32(lead & 0x07))
+            default: throw fail("The body is not valid UTF-8.")
+            }
+            guard index + count <= bytes.count else { throw fail("The body is not valid UTF-8.") }
+            var value = initial
+            for byte in bytes[index + 1 ..< index + count] {
+                guard byte & 0xC0 == 0x80 else { throw fail("The body is not valid UTF-8.") }
+                value = value << 6 | UInt32(byte & 0x3F)
+            }
+            guard value >= minimum, let scalar = Unicode.Scalar(value) else { throw fail("The body is not valid UTF-8.") }
+            index += count
+            return scalar
+        }
+    }
+}
