@@ -69,13 +69,16 @@ paths:
   /metrics:
     get:
       operationId: getMetrics
-      summary: Prometheus metrics (text exposition format 0.0.4). For the internal network only.
+      summary: Prometheus metrics (text exposition format 0.0.4), for the scraper holding `METRICS_TOKEN`.
       description: |
+        Served only when `METRICS_TOKEN` is set (otherwise 404), and only to its bearer (otherwise 401).
         Requests (`switchboard_http_requests_total`) and a duration histogram (`switchboard_http_request_duration_seconds`)
-        by route template, method and status; requests in flight; event-stream subscribers; request-coordinator loads,
-        joins and cache hits (`coordinator="feeds"|"tokens"`); database pool connections and waiters; statement
-        durations and failures; build information.
+        by route template, method and status; requests in flight; connections cut for a slow request head; log lines
+        dropped (`source="service"|"libmicrohttpd"`); event-stream subscribers and failed live-dispatch reads;
+        request-coordinator loads, joins and cache hits (`coordinator="feeds"|"tokens"`); database pool connections
+        and waiters; statement durations and failures; build information.
       tags: [operations]
+      security: [{ metricsToken: [] }]
       responses:
         "200":
           description: The metrics.
@@ -84,6 +87,8 @@ paths:
           content:
             text/plain:
               schema: { type: string }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
   /v1/admin/tenants:
     post:
       operationId: createTenant
@@ -718,6 +723,10 @@ components:
       required: true
       schema: { type: string, pattern: "^[A-Za-z0-9._-]{1,100}$" }
   securitySchemes:
+    metricsToken:
+      type: http
+      scheme: bearer
+      description: The scraper's token, `METRICS_TOKEN`.
     adminToken:
       type: http
       scheme: bearer

@@ -12,6 +12,12 @@ public enum StrictJSON {
     public struct Violation: Error, Equatable, Sendable {
         public let message: String
         public let field: String?
+
+        /// A violation `message` at `field`.
+        public init(message: String, field: String?) {
+            self.message = message
+            self.field = field
+        }
     }
 
     /// Deepest nesting accepted.

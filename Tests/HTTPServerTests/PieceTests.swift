@@ -83,3 +83,19 @@ import Testing
         #expect(Problem.grouped(200) == "200")
     }
 }
+
+/// Dates are RFC 3339 exactly: real calendar days, offsets within ±23:59.
+@Suite struct RFC3339StrictnessTests {
+    @Test(arguments: ["2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z", "2024-04-31T10:00:00Z", "2024-01-01T00:00:00+25:00",
+                      "2024-01-01T00:00:00+05:60", "2024-01-01T24:00:00Z", "2024-13-01T00:00:00Z", "0000-01-01T00:00:00Z",
+                      "2024-01-01T00:00:60Z", "2024-02-30"])
+    func refusesDatesThatDoNotExist(_ text: String) {
+        #expect(RFC3339.date(from: text) == nil, "\(text)")
+    }
+
+    @Test(arguments: ["2024-02-29T12:00:00Z", "2000-02-29T00:00:00Z", "2024-12-31T23:59:59.999999+23:59",
+                      "2024-06-30T00:00:00-12:00"])
+    func acceptsRealDates(_ text: String) {
+        #expect(RFC3339.date(from: text) != nil, "\(text)")
+    }
+}

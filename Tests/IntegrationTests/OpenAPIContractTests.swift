@@ -27,7 +27,8 @@ struct OpenAPIContractTests {
     }
 
     @Test func everyRouteIsDocumentedAndEveryDocumentedOperationExists() throws {
-        let configuration = Configuration(databaseURL: TestEnvironment.databaseURL, adminToken: "contract-test-admin-token")
+        let configuration = Configuration(databaseURL: TestEnvironment.databaseURL, adminToken: "contract-test-admin-token",
+                                          metricsToken: "contract-test-metrics-token")
         let app = Application(configuration: configuration, logger: Logger(level: .error))
         let served = Set(app.routes.map { "\($0.method) \($0.template)" })
         let documented = try Self.documentedOperations()

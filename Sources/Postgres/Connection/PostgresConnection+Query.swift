@@ -67,7 +67,9 @@ extension PostgresConnection {
             outcome = await exchange()
         }
         let deadlinePassed = watch?.stop() ?? false
-        let cancelRequested = await canceller.finish(generation)
+        // A dead connection is discarded: waiting for its cancel (perhaps stuck on the same dead network) would only
+        // hold the request.
+        let cancelRequested = outcome.isFatal ? canceller.abandon(generation) : await canceller.finish(generation)
         if deadlinePassed, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {
             outcome = .failure(PostgresError(.deadline, "the statement ran past its \(deadline!.limit) deadline and was cancelled"))
         } else if cancelRequested, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {

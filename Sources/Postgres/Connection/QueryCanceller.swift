@@ -82,6 +82,18 @@ final class QueryCanceller: Sendable {
         return requested
     }
 
+    /// Marks query `generation` as done without waiting for a cancel in flight (whose `PQcancel` may be stuck on a
+    /// dead network for minutes): only for a connection being discarded, which runs no next query a late cancel
+    /// could hit. Returns whether a cancel was requested.
+    func abandon(_ generation: UInt64) -> Bool {
+        let requested = state.withLock { state in
+            state.activeGeneration = nil
+            return state.cancelledGeneration == generation
+        }
+        queryFinished.signal()
+        return requested
+    }
+
     /// Frees the handle now, or when the cancel in flight completes. Idempotent.
     func close() {
         let handle = state.withLock { state -> Handle? in

@@ -26,10 +26,19 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
     let fd: Int32
     private var isClosed = false
 
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, to act as another client) if given.
+    init(port: Int, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            _ = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
