@@ -30,6 +30,7 @@ public struct AccountRoutes: Sendable {
         router.post("/v1/sessions", guardian.require(.apiKey, createSession))
         router.get("/v1/sessions/current", guardian.require(.session, currentSession))
         router.delete("/v1/sessions/current", guardian.require(.session, revokeCurrentSession))
+        router.delete("/v1/users/{user_id}/sessions", guardian.require(.apiKey, revokeUserSessions))
     }
 
     struct CreateTenant: Decodable { let name: String }
@@ -86,8 +87,10 @@ public struct AccountRoutes: Sendable {
         guard (60 ... maxSessionTTL).contains(ttl) else {
             throw Problem.badRequest("ttl_seconds must be from 60 to \(maxSessionTTL).", parameter: "ttl_seconds")
         }
+        var keyID: UUID?
+        if case .apiKey(let id) = principal.credential { keyID = id }
         let session = try await store.createSession(tenantID: principal.tenantID, userID: body.user_id, role: role,
-                                                    ttlSeconds: ttl)
+                                                    ttlSeconds: ttl, keyID: keyID)
         return try .json(SessionBody(token: session.token, expires_at: session.expiresAt, user_id: body.user_id,
                                      role: role, tenant_id: nil), status: 201)
     }
@@ -95,6 +98,16 @@ public struct AccountRoutes: Sendable {
     @Sendable func currentSession(_ request: Request, _ principal: Principal) async throws -> Response {
         try .json(SessionBody(token: nil, expires_at: principal.expiresAt ?? Date(), user_id: principal.userID ?? "",
                               role: principal.role ?? .customer, tenant_id: principal.tenantID.lowercased))
+    }
+
+    /// Signs a user out everywhere: every session of theirs is revoked; live streams end on every replica at once,
+    /// other requests within the token cache's bound.
+    @Sendable func revokeUserSessions(_ request: Request, _ principal: Principal) async throws -> Response {
+        let userID = request.parameter("user_id")
+        try Problem.requireLength(userID, of: "user_id", in: 1 ... 200)
+        _ = try await store.revokeSessions(tenantID: principal.tenantID, userID: userID)
+        await tokens.forgetAll()
+        return .empty()
     }
 
     @Sendable func revokeCurrentSession(_ request: Request, _ principal: Principal) async throws -> Response {

@@ -71,26 +71,51 @@ public struct AccountStore: Sendable {
         return NewKey(id: try row.decode("id"), apiKey: apiKey, createdAt: try row.decode("created_at"))
     }
 
-    /// Revokes one of a tenant's keys (idempotently); false when the tenant has no such key.
+    /// Revokes one of a tenant's keys (idempotently), and with it every session the key opened (each announced on
+    /// ``revocationChannel``); false when the tenant has no such key.
     public func revokeKey(tenantID: UUID, keyID: UUID) async throws -> Bool {
-        let rows = try await pool.withConnection { connection in
-            try await connection.query("""
+        try await pool.withTransaction { connection in
+            let rows = try await connection.query("""
                 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
                 WHERE id = $1::uuid AND tenant_id = $2::uuid RETURNING id
                 """, [keyID, tenantID])
+            guard !rows.isEmpty else { return false }
+            _ = try await AccountStore.revokeSessions(where: "api_key_id = $1::uuid", [keyID], on: connection)
+            return true
         }
-        return !rows.isEmpty
+    }
+
+    /// Revokes every live session of one user of the tenant (sign out everywhere); returns how many there were.
+    public func revokeSessions(tenantID: UUID, userID: String) async throws -> Int {
+        try await pool.withTransaction { connection in
+            try await AccountStore.revokeSessions(where: "tenant_id = $1::uuid AND user_id = $2", [tenantID, userID],
+                                                  on: connection)
+        }
+    }
+
+    /// Revokes the live sessions matching `condition` (fixed SQL with bound parameters) and announces each.
+    private static func revokeSessions(where condition: String, _ parameters: [(any PostgresEncodable)?],
+                                       on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.query("""
+            WITH revoked AS (
+                UPDATE sessions SET revoked_at = now() WHERE \(condition) AND revoked_at IS NULL RETURNING id
+            )
+            SELECT count(pg_notify('\(revocationChannel)', id::text)) AS n FROM revoked
+            """, parameters)
+        return Int(try rows[0].decode("n", as: Int64.self))
     }
 
     /// Opens a session for a user of the tenant's app.
-    public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int) async throws -> NewSession {
+    /// `keyID` is the API key opening it: revoking that key revokes the session.
+    public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int,
+                              keyID: UUID? = nil) async throws -> NewSession {
         let token = SecretToken.generate(.session)
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at)
-                VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int))
+                INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at, api_key_id)
+                VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int), $6::uuid)
                 RETURNING id, expires_at
-                """, [tenantID, token, userID, role.rawValue, ttlSeconds])
+                """, [tenantID, token, userID, role.rawValue, ttlSeconds, keyID])
         }
         return NewSession(id: try rows[0].decode("id"), token: token, expiresAt: try rows[0].decode("expires_at"))
     }

@@ -30,5 +30,12 @@ public enum AccountsMigrations {
             );
             CREATE INDEX sessions_expiry ON sessions (expires_at);
             """),
+        // A session remembers the API key that opened it, so revoking the key revokes its sessions too (a leaked
+        // key must not leave 30-day agent sessions behind). Sessions from before this migration have no key.
+        Migration(version: 101, name: "sessions die with their key", sql: """
+            ALTER TABLE sessions ADD COLUMN api_key_id uuid REFERENCES api_keys (id) ON DELETE CASCADE;
+            CREATE INDEX sessions_by_key ON sessions (api_key_id) WHERE revoked_at IS NULL;
+            CREATE INDEX sessions_by_user ON sessions (tenant_id, user_id) WHERE revoked_at IS NULL;
+            """),
     ]
 }

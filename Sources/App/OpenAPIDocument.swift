@@ -158,6 +158,9 @@ paths:
     delete:
       operationId: revokeApiKey
       summary: Revoke one of a tenant's API keys (idempotent). Takes effect on every replica within 5 s.
+      description: |
+        Every session the key opened is revoked with it: their live event streams end at once on every replica, and
+        their other calls are refused within 5 s. (Sessions opened before sessions recorded their key are not.)
       tags: [admin]
       security: [{ adminToken: [] }]
       responses:
@@ -245,6 +248,28 @@ paths:
             X-Request-ID: { $ref: "#/components/headers/X-Request-ID" }
             RateLimit-Policy: { $ref: "#/components/headers/RateLimit-Policy" }
             RateLimit: { $ref: "#/components/headers/RateLimit" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
+  /v1/users/{user_id}/sessions:
+    delete:
+      operationId: revokeUserSessions
+      summary: Sign a user out everywhere (the tenant's backend).
+      description: |
+        Revokes every live session of the user in the caller's tenant. Their live event streams end at once on every
+        replica (a `reconnect` event with reason `session_revoked`); other calls with those tokens are refused within
+        5 s (the token cache's bound), at once on the replica that answered. Idempotent.
+      tags: [sessions]
+      security: [{ apiKey: [] }]
+      parameters:
+        - { name: user_id, in: path, required: true, schema: { type: string, minLength: 1, maxLength: 200 } }
+      responses:
+        "204":
+          description: Every session of the user is revoked (there may have been none).
+          headers:
+            X-Request-ID: { $ref: "#/components/headers/X-Request-ID" }
+            RateLimit-Policy: { $ref: "#/components/headers/RateLimit-Policy" }
+            RateLimit: { $ref: "#/components/headers/RateLimit" }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/feeds/{key}:
