@@ -8,7 +8,10 @@ import Synchronization
 /// are dropped and counted (`switchboard_log_lines_dropped_total`) instead of stalling the service. The mistake to
 /// avoid is a `write(2)` under a process-wide lock on the request path: one slow consumer then stops everything.
 final class LogWriter: Sendable {
-    static let shared = LogWriter(capacityBytes: 4 << 20, descriptor: 2)
+    /// The process's writer to standard error; `LOG_BUFFER_BYTES` (default 4 MiB) sizes its buffer.
+    static let shared = LogWriter(
+        capacityBytes: ProcessInfo.processInfo.environment["LOG_BUFFER_BYTES"].flatMap(Int.init).map { max(4096, $0) } ?? 4 << 20,
+        descriptor: 2)
 
     /// Guards the queued bytes, the writer's state and the flush requests; signalled when lines arrive or drain.
     private let condition = NSCondition()

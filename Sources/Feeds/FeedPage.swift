@@ -21,6 +21,13 @@ public struct FeedPageKey: Sendable, Hashable {
     public let feed: FeedAddress
     public let limit: Int
     public let cursor: FeedCursor?
+
+    /// The page of `feed` with at most `limit` items, after `cursor` (nil: the newest).
+    public init(feed: FeedAddress, limit: Int, cursor: FeedCursor?) {
+        self.feed = feed
+        self.limit = limit
+        self.cursor = cursor
+    }
 }
 
 /// A 64-bit FNV-1a hash, for short entity tags (not for security).
