@@ -46,6 +46,7 @@ public final class Application: Sendable {
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  statementDeadline: min(configuration.statementDeadline, .seconds(10))),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel],
+            livenessInterval: configuration.listenerLiveness,
             inline: { notices in
                 guard let feeds = staleMarks.withLock({ $0 }) else { return }
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }

@@ -36,6 +36,8 @@ public struct Configuration: Sendable {
     /// How long one database statement may wait for its answer (`DATABASE_STATEMENT_TIMEOUT_MS`); then it is
     /// cancelled and the request answered 503, and a connection whose server does not answer the cancel is discarded.
     public var statementDeadline: Duration
+    /// How long the LISTEN connection may stay quiet before a round trip checks it is alive.
+    public var listenerLiveness: Duration
     /// The bearer token `GET /metrics` requires (`METRICS_TOKEN`); unset, metrics are not served at all.
     public var metricsToken: String?
     /// Most live event streams one user (tenant, role, user id) may hold in one process (`STREAMS_PER_PRINCIPAL`).
@@ -50,7 +52,7 @@ public struct Configuration: Sendable {
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
                 testRoutes: Bool = false, streamsPerPrincipal: Int = 20, metricsToken: String? = nil,
-                statementDeadline: Duration = .seconds(30)) {
+                statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10)) {
         self.server = server
         self.streamServer = streamServer
         self.databaseURL = databaseURL
@@ -67,6 +69,7 @@ public struct Configuration: Sendable {
         self.streamsPerPrincipal = streamsPerPrincipal
         self.metricsToken = metricsToken
         self.statementDeadline = statementDeadline
+        self.listenerLiveness = listenerLiveness
     }
 
     /// Reads and validates the environment; the error names the offending variable.

@@ -98,16 +98,19 @@ struct TestApp: Sendable {
     static func start(rateLimitPerMinute: Int = 0, adminToken: String? = TestApp.adminToken,
                       database: TestDatabase? = nil, heartbeat: Duration = .seconds(15),
                       reconnectDelay: Duration = .seconds(2), port: Int = 0,
-                      streamListener: Bool = false, streamsPerPrincipal: Int = 20) async throws -> TestApp {
+                      streamListener: Bool = false, streamsPerPrincipal: Int = 20, databaseURL: String? = nil,
+                      statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
+                      poolTimeout: Duration = .seconds(5)) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         let configuration = Configuration(
             server: ServerConfiguration(host: "127.0.0.1", port: port, threads: 2),
             streamServer: streamListener ? ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2) : nil,
-            databaseURL: database.url,
-            poolSize: 8, poolTimeout: .seconds(5), logLevel: .debug, adminToken: adminToken,
+            databaseURL: databaseURL ?? database.url,
+            poolSize: 8, poolTimeout: poolTimeout, logLevel: .debug, adminToken: adminToken,
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay,
-            streamsPerPrincipal: streamsPerPrincipal, metricsToken: TestApp.metricsToken)
+            streamsPerPrincipal: streamsPerPrincipal, metricsToken: TestApp.metricsToken,
+            statementDeadline: statementDeadline, listenerLiveness: listenerLiveness)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()
