@@ -51,12 +51,15 @@ echo "== test" >&2
 # Some tests run on their own afterwards, because their claims are about a machine under normal load, not one
 # saturated by the rest of the suite: cross-replica freshness, and the hundreds-of-concurrent-clients tests.
 quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads"
-# Then every operation's responses validated against openapi.yaml, and last the README's walk-through as a
-# newcomer pastes it after `make run` (scripts/run.sh with its own private cluster).
+# Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
+# after `make run` (scripts/run.sh with its own private cluster), and hostile values sent to every documented
+# operation (no 5xx, every error problem+json).
 bin=$("$SWIFT" build --show-bin-path ${flags[@]+"${flags[@]}"})/switchboard
 PYTHON=$python BIN=$bin scripts/with-temp-postgres.sh bash -c '
     "$0" test --skip-build --skip "$1" "${@:2}" && "$0" test --skip-build --filter "$1" "${@:2}" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE walkthrough" &&
     DATABASE_URL="$DATABASE_URL dbname=walkthrough" "$PYTHON" -I Tests/contract/walkthrough.py "$BIN" &&
-    "$PYTHON" -I Tests/contract/readme_walkthrough.py "$BIN"
+    "$PYTHON" -I Tests/contract/readme_walkthrough.py "$BIN" &&
+    psql "$DATABASE_URL" -q -c "CREATE DATABASE hostile" &&
+    DATABASE_URL="$DATABASE_URL dbname=hostile" "$PYTHON" -I Tests/contract/hostile_input.py "$BIN"
 ' "$SWIFT" "$quiet" ${flags[@]+"${flags[@]}"} "$@"
