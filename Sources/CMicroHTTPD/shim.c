@@ -120,6 +120,33 @@ unsigned int sb_connection_watch_count(sb_connection_watch *watch) {
     return count;
 }
 
+static int sb_hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes %HH in the path and query, except %00: libmicrohttpd hands the path over as a C string, so a decoded NUL
+   would silently cut it ("/v1/interactions/%00/messages" would be served as "/v1/interactions/"). It stays the
+   literal text "%00", which no identifier accepts. */
+static size_t sb_unescape(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    char *read = text, *write = text;
+    while (*read != '\0') {
+        int high, low;
+        if (read[0] == '%' && (high = sb_hex(read[1])) >= 0 && (low = sb_hex(read[2])) >= 0 && (high | low) != 0) {
+            *write++ = (char)(high * 16 + low);
+            read += 3;
+        } else {
+            *write++ = *read++;
+        }
+    }
+    *write = '\0';
+    return (size_t)(write - text);
+}
+
 static void sb_log_adapter(void *cls, const char *format, va_list arguments) {
     sb_connection_watch *watch = cls;
     if (watch->log == NULL) return;
@@ -167,6 +194,7 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
         { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)sb_notify_connection, s->watch },
         { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)sb_log_adapter, s->watch },
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip_connection_limit, NULL },
+        { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)sb_unescape, NULL },
         { addr != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)addr },
         { MHD_OPTION_END, 0, NULL },
     };

@@ -65,6 +65,7 @@ try:
         except Exception:
             time.sleep(0.1)
     call("GET", "/healthz", expect=200)
+    call("GET", "/openapi.yaml", expect=200)
     call("GET", "/readyz", expect=200)
     tenant = call("POST", "/v1/admin/tenants", ADMIN, {"name": "Acme Bank"}, expect=201)
     key = tenant["api_key"]
@@ -89,6 +90,9 @@ try:
     call("POST", f"/v1/interactions/{iid}/typing", agent, {"typing": True}, expect=202)
     call("POST", f"/v1/interactions/{iid}/media", agent, {"kind": "video", "state": "requested"}, expect=201)
     call("POST", f"/v1/interactions/{iid}/end", customer, expect=200)
+    call("GET", f"/v1/interactions/{iid}/events", customer, headers={"Last-Event-ID": "999"}, expect=204)
+    live = call("POST", "/v1/interactions", customer, {"subject": "Still open"}, expect=201)["id"]
+    call("GET", f"/v1/interactions/{live}/events", customer, headers={"Last-Event-ID": "999"}, expect=400)
     failed = call("POST", "/v1/interactions", customer, {}, expect=201)["id"]
     call("POST", f"/v1/interactions/{failed}/fail", agent, {"reason": "line dropped"}, expect=200)
     # Error paths, each validated against its documented problem response.
