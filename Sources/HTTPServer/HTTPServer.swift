@@ -77,11 +77,9 @@ public final class HTTPServer: Sendable {
             return (handle, sweeper)
         }
         guard let (handle, sweeper) = running else { return }
-        // Ended before the daemon stops: the stop frees the bookkeeping a sweep reads.
-        sweeper?.cancel()
-        await sweeper?.value
         core.draining.store(true, ordering: .relaxed)
         handle.stopAccepting()
+        sweeper?.cancel()
         let end = ContinuousClock.now + deadline
         await waitUntil(end) { core.requests.count == 0 }
         // Streams whose producers were told to finish (a final event, say) get a moment to send it and end.
@@ -100,6 +98,8 @@ public final class HTTPServer: Sendable {
             if settled && core.requests.count == 0 && core.streams.count == 0 { break }
             try? await Task.sleep(for: .milliseconds(5))
         } while ContinuousClock.now < last
+        // Over before the daemon stops: the stop frees the bookkeeping a sweep reads.
+        await sweeper?.value
         await handle.stop()
         core.monitor.stop()
         state.withLock { $0 = .stopped }

@@ -36,7 +36,7 @@ struct DatabaseBlackholeTests {
         let caughtUp = try await onThread { try stream.events(1, timeout: 20) }
         #expect(caughtUp.map(\.event) == ["message"])
         #expect(caughtUp.first.map { stream.json($0)["text"] as? String } == "said during the outage")
-        #expect(app.log.all.contains { $0.contains("change-notice listener reconnected") },
+        #expect(await eventually(timeout: .seconds(5)) { app.log.all.contains { $0.contains("change-notice listener reconnected") } },
                 "the listener noticed its dead connection and reconnected (the message came by catch-up)")
         await direct.stopKeepingDatabase()
         await app.stop()

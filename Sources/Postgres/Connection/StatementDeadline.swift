@@ -5,39 +5,48 @@ import Coordination
 /// connection, a blackholed route, where a wait would otherwise last until the kernel gives up, hours later — the
 /// pending wait is failed with a `.connection` error, so the connection is discarded and its pool slot freed.
 ///
-/// `stop()` must be called once the exchange is over; it returns whether the deadline passed. The interrupt is sent
-/// only while the exchange it was armed for is still running (checked under one lock), so it can never hit the
-/// connection's next statement.
+/// Both stages are entries in the shared ``DeadlineTimer`` (no task or thread per statement). `stop()` must be
+/// called once the exchange is over; it returns whether the deadline passed. The interrupt is sent only while the
+/// exchange it was armed for is still running (checked under one lock), so it can never hit the next statement.
 final class StatementDeadline: Sendable {
-    /// Guards whether the exchange is over (then nothing more is done) and whether the deadline passed.
-    private let state = Locked((over: false, passed: false))
-    private let timer: Task<Void, Never>?
+    private struct State {
+        var over = false
+        var passed = false
+        var ticket: UInt64 = 0
+    }
+
+    /// Guards whether the exchange is over, whether the deadline passed, and the pending timer ticket.
+    private let state = Locked(State())
 
     init(limit: Duration, grace: Duration, generation: UInt64, connection: PostgresConnection) {
         let state = self.state
-        timer = Task { [canceller = connection.canceller, reactor = connection.reactor, socket = connection.socket] in
-            do { try await Task.sleep(for: limit) } catch { return }
-            guard state.withLock({ state -> Bool in
-                if !state.over { state.passed = true }
-                return !state.over
-            }) else { return }
-            canceller.cancel(generation)
-            do { try await Task.sleep(for: grace) } catch { return }
+        let canceller = connection.canceller, reactor = connection.reactor, socket = connection.socket
+        let interrupt: @Sendable () -> Void = {
             state.withLock { state in
                 guard !state.over else { return }
                 reactor.interrupt(socket, with: PostgresError(
                     .connection, "no answer from the server within the statement deadline and the cancel's grace"))
             }
         }
+        let ticket = DeadlineTimer.shared.schedule(after: limit) {
+            let cancel = state.withLock { state -> Bool in
+                guard !state.over else { return false }
+                state.passed = true
+                state.ticket = DeadlineTimer.shared.schedule(after: grace, interrupt)
+                return true
+            }
+            if cancel { canceller.cancel(generation) }
+        }
+        state.withLock { if $0.ticket == 0 { $0.ticket = ticket } }  // unless the deadline already fired
     }
 
     /// Ends the watch; returns whether the deadline passed.
     func stop() -> Bool {
-        let passed = state.withLock { state -> Bool in
+        let (passed, ticket) = state.withLock { state -> (Bool, UInt64) in
             state.over = true
-            return state.passed
+            return (state.passed, state.ticket)
         }
-        timer?.cancel()
+        DeadlineTimer.shared.cancel(ticket)
         return passed
     }
 }
