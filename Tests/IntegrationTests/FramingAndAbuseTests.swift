@@ -112,7 +112,7 @@ struct FramingAndAbuseTests {
             }
             _ = try await attack.value
             #expect(failures == 0, "healthz failed \(failures) times while one address was dripping heads")
-            #expect(answered >= 15)
+            #expect(answered >= 5, "answered \(answered) in 5 s")
             #expect(server.slowHeadsCut >= 1, "the head deadline closed the drippers that got in")
         }
     }

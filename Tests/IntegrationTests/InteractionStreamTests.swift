@@ -31,12 +31,16 @@ struct InteractionStreamTests {
         #expect(try await app.call("POST", "/v1/interactions/\(id)/end", token: who.agent).status == 200)
 
         for client in [customer, agent] {
-            let rest = try await onThread { try client.eventsUntilEnd() }
-            #expect(rest.map(\.event) == ["message", "typing", "media", "state"])
+            let all = try await onThread { try client.eventsUntilEnd() }
+            // Typing is not stored: its place among the stored events is not guaranteed (a log read that runs late
+            // may bring later stored events with it), so it is checked apart from them.
+            let typing = all.filter { $0.event == "typing" }
+            let rest = all.filter { $0.event != "typing" }
+            #expect(rest.map(\.event) == ["message", "media", "state"])
             #expect(client.json(rest[0])["text"] as? String == "Line one\nLine two")
-            #expect(rest[1].id == nil)
-            #expect(client.json(rest[1])["typing"] as? Bool == true)
-            #expect(client.json(rest[3])["state"] as? String == "ended")
+            #expect(typing.count == 1 && typing.first?.id == nil)
+            #expect(typing.first.map { client.json($0)["typing"] as? Bool } == true)
+            #expect(client.json(rest[2])["state"] as? String == "ended")
             let ids = rest.compactMap { $0.id.flatMap { Int64($0) } }
             #expect(ids == ids.sorted() && ids.count == 3)
             #expect(client.ended)
