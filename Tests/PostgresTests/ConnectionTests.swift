@@ -129,7 +129,8 @@ struct ConnectionTests {
         let start = clock.now
         attempt.cancel()
         await #expect(throws: CancellationError.self) { try await attempt.value }
-        #expect(clock.now - start < .seconds(1))
+        // Far below the 30 s connect timeout (loose enough for a loaded machine under ThreadSanitizer).
+        #expect(clock.now - start < .seconds(5))
     }
 
     /// `key=value` → `postgres://user@host:port/db?application_name=uri-test` (a URI just gains the parameter).
