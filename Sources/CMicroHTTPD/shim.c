@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,11 +17,13 @@ struct sb_watched {
     struct sb_watched *prev, *next;
     struct sb_connection_watch *watch;
     int fd;
-    int64_t waiting_since_ms; /* -1 while a request is being served */
+    /* -1 while a request is being served. Atomic: set on every request by the connection's thread without the
+       watch's lock (which guards only the list), read by sweeps. */
+    _Atomic int64_t waiting_since_ms;
 };
 
 struct sb_connection_watch {
-    pthread_mutex_t lock; /* guards the list and every entry's fields */
+    pthread_mutex_t lock; /* guards the list (links, count); entries' deadlines are atomics */
     struct sb_watched *head;
     unsigned int count;
     sb_log_line_callback log;
@@ -62,7 +65,7 @@ static void sb_notify_connection(void *cls, struct MHD_Connection *connection, v
         if (entry == NULL) return;
         const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
         entry->fd = info == NULL ? -1 : info->connect_fd;
-        entry->waiting_since_ms = sb_now_ms();
+        atomic_init(&entry->waiting_since_ms, sb_now_ms());
         entry->watch = watch;
         pthread_mutex_lock(&watch->lock);
         entry->next = watch->head;
@@ -88,10 +91,9 @@ static void sb_set_waiting(struct MHD_Connection *connection, int waiting) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     if (info == NULL || info->socket_context == NULL) return;
     struct sb_watched *entry = info->socket_context;
-    /* The entry's fields are read by sweeps on other threads: under the owning watch's lock. */
-    pthread_mutex_lock(&entry->watch->lock);
-    entry->waiting_since_ms = waiting ? sb_now_ms() : -1;
-    pthread_mutex_unlock(&entry->watch->lock);
+    /* No lock on this per-request path: the entry lives until the connection's "closed" notification, which runs
+       on this same thread, and sweeps read the deadline atomically. */
+    atomic_store_explicit(&entry->waiting_since_ms, waiting ? sb_now_ms() : -1, memory_order_relaxed);
 }
 
 void sb_connection_watch_head_received(struct MHD_Connection *connection) { sb_set_waiting(connection, 0); }
@@ -103,9 +105,11 @@ unsigned int sb_connection_watch_sweep(sb_connection_watch *watch, int64_t deadl
     int64_t now = sb_now_ms();
     pthread_mutex_lock(&watch->lock);
     for (struct sb_watched *entry = watch->head; entry != NULL; entry = entry->next) {
-        if (entry->waiting_since_ms >= 0 && now - entry->waiting_since_ms > deadline_ms && entry->fd >= 0) {
-            shutdown(entry->fd, SHUT_RDWR);
-            entry->waiting_since_ms = -1; /* cut once; libmicrohttpd closes it on its next look */
+        int64_t since = atomic_load_explicit(&entry->waiting_since_ms, memory_order_relaxed);
+        if (since < 0 || now - since <= deadline_ms || entry->fd < 0) continue;
+        /* Cut once, and only if no request head arrived meanwhile (then the value changed). */
+        if (atomic_compare_exchange_strong(&entry->waiting_since_ms, &since, -1)) {
+            shutdown(entry->fd, SHUT_RDWR); /* libmicrohttpd closes it on its next look */
             cut++;
         }
     }
