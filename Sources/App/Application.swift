@@ -37,14 +37,16 @@ public final class Application: Sendable {
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  queryObserver: { metrics.recordQuery($0, succeeded: $1) },
-                                                 statementDeadline: configuration.statementDeadline),
+                                                 statementDeadline: configuration.statementDeadline,
+                                                 applicationName: "switchboard"),
             maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
         let staleMarks = Locked<FeedService?>(nil)
         let listener = try? PostgresListener(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
-                                                 statementDeadline: min(configuration.statementDeadline, .seconds(10))),
+                                                 statementDeadline: min(configuration.statementDeadline, .seconds(10)),
+                                                 applicationName: Application.listenerName),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel],
             livenessInterval: configuration.listenerLiveness,
             inline: { notices in
@@ -109,6 +111,9 @@ public final class Application: Sendable {
         logger.info("listening", ["port": port])
         return port
     }
+
+    /// The `application_name` of each process's LISTEN connection (how operators and tests find it).
+    public static let listenerName = "switchboard-listener"
 
     /// Every route the service serves, as (method, template) — for checking the API document against it.
     public let routes: [(method: String, template: String)]

@@ -45,7 +45,7 @@ struct ClientStreamStartTests {
         let app = try await TestApp.start(reconnectDelay: .milliseconds(100))
         let who = try await InteractionsEndToEndTests.people(app)
         let shortLived = try await app.createSession(apiKey: who.apiKey, user: "dora", role: "customer")
-        _ = try await app.database.query("UPDATE sessions SET expires_at = now() + interval '3 seconds' WHERE user_id = 'dora'")
+        _ = try await app.database.query("UPDATE sessions SET expires_at = now() + interval '6 seconds' WHERE user_id = 'dora'")
         let fresh = try await app.createSession(apiKey: who.apiKey, user: "dora", role: "customer")
         let current = LockedTokens(shortLived)
         let client = SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(app.port)")!,
@@ -64,7 +64,7 @@ struct ClientStreamStartTests {
             #expect(try await app.call("POST", path, token: who.agent, body: #"{"text":"m\#(n)"}"#).status == 201)
         }
         // Past the expiry: the first stream has been ended; these arrive over the resumed one.
-        try await Task.sleep(for: .seconds(5))
+        try await Task.sleep(for: .seconds(8))
         for n in 5 ..< 10 {
             #expect(try await app.call("POST", path, token: who.agent, body: #"{"text":"m\#(n)"}"#).status == 201)
         }

@@ -175,7 +175,7 @@ struct InteractionStreamCatchUpTests {
         // Cut the process's LISTEN connection, and write while it is gone: that notice never reaches this process.
         let killed = try await app.database.query("""
             SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND query LIKE 'LISTEN%'
+            WHERE datname = current_database() AND application_name = 'switchboard-listener'
             """)
         #expect(try killed[0].decode("n", as: Int64.self) == 1)
         #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"during"}"#).status == 201)

@@ -98,7 +98,7 @@ struct ConnectionTests {
         await #expect { try await PostgresConnection.connect(configuration) } throws: {
             ($0 as? PostgresError)?.kind == .connection && "\($0)".contains("timed out")
         }
-        #expect(clock.now - start < .seconds(2))
+        #expect(clock.now - start < .seconds(4), "bounded by the connect timeout, not the server")
     }
 
     @Test func hostNamesAreResolvedBeforeLibpqSeesThem() async throws {

@@ -13,16 +13,20 @@ public struct PostgresConfiguration: Sendable {
     /// After a deadline's cancel request, how long to wait for the server to answer at all; past it the connection
     /// is given up as dead (a half-open TCP connection, a blackholed route) and discarded.
     public var cancelGrace: Duration
+    /// `application_name` for the server's views (`pg_stat_activity`), unless the connection string sets one.
+    public var applicationName: String?
 
     /// Describes a server; nothing is validated or contacted until a connection is opened.
     public init(connectionString: String, connectTimeout: Duration = .seconds(5),
                 queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil,
-                statementDeadline: Duration? = .seconds(30), cancelGrace: Duration = .seconds(3)) {
+                statementDeadline: Duration? = .seconds(30), cancelGrace: Duration = .seconds(3),
+                applicationName: String? = nil) {
         self.connectionString = connectionString
         self.connectTimeout = connectTimeout
         self.queryObserver = queryObserver
         self.statementDeadline = statementDeadline
         self.cancelGrace = cancelGrace
+        self.applicationName = applicationName
     }
 }
 

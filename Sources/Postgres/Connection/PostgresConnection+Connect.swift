@@ -16,7 +16,11 @@ extension PostgresConnection {
     {
         try Task.checkCancellation()
         let deadline = ContinuousClock.now + configuration.connectTimeout
-        let given = try ConnectionParameters(connectionString: configuration.connectionString)
+        var named = try ConnectionParameters(connectionString: configuration.connectionString)
+        if let name = configuration.applicationName, named.value(of: "application_name") == nil {
+            named.set("application_name", name)
+        }
+        let given = named
         let parameters = try await withDeadline(deadline, configuration.connectTimeout) {
             try await given.resolvingHostName()
         }

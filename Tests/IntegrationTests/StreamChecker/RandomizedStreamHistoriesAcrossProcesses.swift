@@ -179,7 +179,7 @@ struct StreamCheckRun: Sendable {
             try? await Task.sleep(for: .milliseconds(listenerKillMs))
             let terminated = try? await database.query("""
                 SELECT pg_terminate_backend(pid) FROM (
-                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'listen%'
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'switchboard-listener'
                     ORDER BY pid LIMIT 1) AS listener
                 """)
             return terminated?.count == 1

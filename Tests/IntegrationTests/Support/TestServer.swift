@@ -33,7 +33,7 @@ func withTestServer<T: Sendable>(
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(3), _ condition: () async throws -> Bool) async rethrows -> Bool {
+func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let end = ContinuousClock.now + timeout
     while ContinuousClock.now < end {
         if try await condition() { return true }
