@@ -159,6 +159,7 @@ public final class Application: Sendable {
         let feeds = services.feeds
         let interactions = services.interactionEvents
         let accounts = services.accounts
+        let tokens = services.tokens
         let logger = logger
         let task = Task {
             await withDiscardingTaskGroup { group in
@@ -176,7 +177,11 @@ public final class Application: Sendable {
                 // checked in one query, for revocations whose notices were missed.
                 group.addTask {
                     await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
-                        if let session = UUID(uuidString: payload) { interactions.endStreams(ofSession: session) }
+                        guard let session = UUID(uuidString: payload) else { return }
+                        interactions.endStreams(ofSession: session)
+                        // The revoked token may sit in this replica's cache: drop it (the cache knows tokens, not
+                        // sessions, so all of it), and REST calls with it are refused now rather than within 5 s.
+                        await tokens.forgetAll()
                     }, afterReconnect: {
                         do {
                             for session in try await accounts.endedSessions(among: interactions.sessionsWithStreams) {

@@ -155,7 +155,8 @@ static void sb_log_adapter(void *cls, const char *format, va_list arguments) {
     sb_connection_watch *watch = cls;
     if (watch->log == NULL) return;
     char line[512];
-    vsnprintf(line, sizeof line, format, arguments);
+    line[0] = '\0';
+    if (vsnprintf(line, sizeof line, format, arguments) < 0) return;
     size_t length = strlen(line);
     while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) line[--length] = '\0';
     watch->log(watch->log_cls, line);

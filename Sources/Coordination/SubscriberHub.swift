@@ -84,6 +84,11 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
         if case .dropped = continuation.yield(event) { continuation.finish() }
     }
 
+    /// Whether subscription `id` still follows `key` (it has not ended).
+    public func isSubscribed(_ id: UInt64, to key: Key) -> Bool {
+        registry.withLock { $0.subscribers(of: key)[id] != nil }
+    }
+
     /// The keys that have at least one subscriber now.
     public var keys: [Key] {
         registry.withLock { Array($0.everyone.keys) }

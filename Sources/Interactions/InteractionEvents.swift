@@ -67,9 +67,17 @@ public final class InteractionEvents: Sendable {
         for timer in timers.withLock({ $0 }) { timer.cancel() }
     }
 
+    /// Why ``subscribe(_:for:)`` gave no stream.
+    public enum Refusal: Error, Sendable {
+        /// The user already holds ``InteractionEvents/streamsPerPrincipal`` streams here.
+        case overLimit
+        /// The session was revoked (its token may still sit in a cache for a few seconds).
+        case revoked
+    }
+
     /// A new subscriber of `id` for `principal`'s session; subscribe before reading the replay, so nothing falls
-    /// between the two. Nil when the user already holds ``streamsPerPrincipal`` streams here.
-    public func subscribe(_ id: UUID, for principal: Principal) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription? {
+    /// between the two.
+    public func subscribe(_ id: UUID, for principal: Principal) throws(Refusal) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription {
         let leases = self.leases
         let subscription = hub.subscribe(id, bufferLimit: bufferLimit) { streamID in
             leases.withLock { $0.remove(streamID) }
@@ -79,7 +87,15 @@ public final class InteractionEvents: Sendable {
                                        owner: "\(principal.tenantID.lowercased):\(role.rawValue):\(user)",
                                        expiresAt: principal.expiresAt)
         let limit = streamsPerPrincipal
-        return leases.withLock({ $0.add(subscription.id, lease, limit: limit) }) ? subscription : nil
+        switch leases.withLock({ $0.add(subscription.id, lease, limit: limit) }) {
+        case .added:
+            // A stream that ended before its lease was recorded (the interaction finished, shutdown) ran its
+            // termination handler already: release the lease here, or it would count against the user forever.
+            if !hub.isSubscribed(subscription.id, to: id) { leases.withLock { $0.remove(subscription.id) } }
+            return subscription
+        case .overLimit: throw .overLimit
+        case .revoked: throw .revoked
+        }
     }
 
     /// Live subscribers, all interactions together (observable; back to zero when clients leave).
@@ -91,7 +107,7 @@ public final class InteractionEvents: Sendable {
     /// Ends at once every stream opened with `session` (revoked): each gets a final `reconnect` event saying why,
     /// so a client fetches a fresh token and resumes where it was.
     public func endStreams(ofSession session: UUID) {
-        for stream in leases.withLock({ $0.streams(of: session) }) {
+        for stream in leases.withLock({ $0.revoke(session) }) {
             hub.publish(.credentialsEnded("session_revoked"), to: stream.interaction, subscriber: stream.id)
         }
     }

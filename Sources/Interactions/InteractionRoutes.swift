@@ -85,7 +85,15 @@ public struct InteractionRoutes: Sendable {
         let limit = try request.integerQuery("limit", default: 20, in: 1 ... 100)
         let after = try request.parsedQuery("cursor") { text in Int64(text).flatMap { $0 >= 0 ? $0 : nil } }
         let messages = try await pool.withConnection { [store] connection -> [InteractionMessage] in
-            guard try await store.find(id, for: principal, on: connection) != nil else { throw InteractionRequest.notFound }
+            guard let position = try await store.logPosition(of: id, for: principal, on: connection) else {
+                throw InteractionRequest.notFound
+            }
+            // A cursor past the log (kept from before ids were renumbered per interaction, or forged) would page
+            // silently into nothing: refuse it, so the client reloads from the start.
+            if let after, after > position.lastSeq {
+                throw Problem.badRequest("cursor is beyond this interaction's log (\(position.lastSeq)); load from the start.",
+                                         parameter: "cursor")
+            }
             return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
         }
         return try .json(PageBody(overfetched: messages, limit: limit, item: { $0 }, cursor: { String($0.seq) }))

@@ -34,10 +34,15 @@ struct InteractionStreamRoute: Sendable {
             guard lastEventID <= position.lastSeq else { throw InteractionStreamRoute.unknownEventID(position.lastSeq) }
         }
 
-        guard let subscription = events.subscribe(id, for: principal) else {
+        let subscription: SubscriberHub<UUID, InteractionStreamEvent>.Subscription
+        do {
+            subscription = try events.subscribe(id, for: principal)
+        } catch .overLimit {
             throw Problem(status: 429, title: "Too Many Requests",
                           detail: "This user already follows \(events.streamsPerPrincipal) event streams here; close one first.",
                           headers: ["Retry-After": "5"])
+        } catch .revoked {
+            throw AuthError.revoked
         }
         let replay: [InteractionStreamEvent]
         if let lastEventID {

@@ -15,6 +15,13 @@ struct StreamLeases {
     private var leases: [UInt64: Lease] = [:]
     private var perOwner: [String: Int] = [:]
     private var bySession: [UUID: Set<UInt64>] = [:]
+    /// Sessions revoked lately, with when: a token still in some cache must not open a new stream after its
+    /// revocation notice has passed (kept longer than the token cache keeps anything).
+    private var revoked: [UUID: ContinuousClock.Instant] = [:]
+    static let revocationMemory = Duration.seconds(30)
+
+    /// What ``add(_:_:limit:now:)`` did.
+    enum Admission: Equatable { case added, overLimit, revoked }
 
     /// Streams held now, all credentials together.
     var count: Int { leases.count }
@@ -22,13 +29,21 @@ struct StreamLeases {
     /// Streams `owner` holds now.
     func count(of owner: String) -> Int { perOwner[owner] ?? 0 }
 
-    /// Records stream `id` unless `owner` already holds `limit` streams; returns whether it was recorded.
-    mutating func add(_ id: UInt64, _ lease: Lease, limit: Int) -> Bool {
-        guard count(of: lease.owner) < limit, leases[id] == nil else { return false }
+    /// Records stream `id` unless its session was revoked lately or `owner` already holds `limit` streams.
+    mutating func add(_ id: UInt64, _ lease: Lease, limit: Int, now: ContinuousClock.Instant = .now) -> Admission {
+        if let at = revoked[lease.session], now - at < StreamLeases.revocationMemory { return .revoked }
+        guard count(of: lease.owner) < limit, leases[id] == nil else { return .overLimit }
         leases[id] = lease
         perOwner[lease.owner, default: 0] += 1
         bySession[lease.session, default: []].insert(id)
-        return true
+        return .added
+    }
+
+    /// Marks `session` revoked (no new stream for a while) and returns its streams, to be ended.
+    mutating func revoke(_ session: UUID, now: ContinuousClock.Instant = .now) -> [(id: UInt64, interaction: UUID)] {
+        revoked = revoked.filter { now - $0.value < StreamLeases.revocationMemory }
+        revoked[session] = now
+        return streams(of: session)
     }
 
     /// Forgets stream `id` (it ended); nothing if it was not recorded.

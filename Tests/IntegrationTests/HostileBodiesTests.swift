@@ -69,6 +69,17 @@ struct HostileBodiesTests {
         await app.stop()
     }
 
+    @Test func aMessageCursorPastTheLogIs400NotAnEmptyPage() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice, body: #"{"text":"hi"}"#).status == 201)
+        #expect(try await app.call("GET", "/v1/interactions/\(id)/messages?cursor=2", token: who.alice).status == 200)
+        try Self.expectBadRequest(try await app.call("GET", "/v1/interactions/\(id)/messages?cursor=5000", token: who.alice),
+                                  field: "cursor", "a cursor from before the renumbering")
+        await app.stop()
+    }
+
     @Test func datesThatDoNotExistAre400() async throws {
         let app = try await TestApp.start()
         let who = try await InteractionsEndToEndTests.people(app)

@@ -100,8 +100,10 @@ struct StreamGuaranteeTests {
         #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"still here"}"#).status == 201)
         let next = try await onThread { try agent.events(1) }
         #expect(next.map(\.event) == ["message"])
-        // The revoked token cannot open a new stream.
+        // The revoked token cannot open a new stream — not even on the replica that had it cached a moment ago.
         #expect(try await Self.events(app, id, who.alice, lastEventID: "0").status == 401)
+        #expect(try await Self.events(other, id, who.alice, lastEventID: "0").status == 401)
+        #expect(try await other.call("GET", "/v1/sessions/current", token: who.alice).status == 401)
         await other.stopKeepingDatabase()
         await app.stop()
     }

@@ -51,7 +51,9 @@ final class DeadlineTimer: @unchecked Sendable { // `pending`, `heap` and `nextI
             }
             let now = ContinuousClock.now
             if first.at > now {
-                let wait = first.at - now
+                // At most a second at a time, then the monotonic clock decides again: the wait itself is measured on
+                // the wall clock, which may jump.
+                let wait = min(first.at - now, .seconds(1))
                 let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
                 _ = condition.wait(until: Date().addingTimeInterval(seconds))
                 continue

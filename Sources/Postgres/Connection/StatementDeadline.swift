@@ -9,7 +9,7 @@ import Coordination
 /// called once the exchange is over; it returns whether the deadline passed. The interrupt is sent only while the
 /// exchange it was armed for is still running (checked under one lock), so it can never hit the next statement.
 final class StatementDeadline: Sendable {
-    private struct State {
+    struct State {
         var over = false
         var passed = false
         var ticket: UInt64 = 0
@@ -21,18 +21,14 @@ final class StatementDeadline: Sendable {
     init(limit: Duration, grace: Duration, generation: UInt64, connection: PostgresConnection) {
         let state = self.state
         let canceller = connection.canceller, reactor = connection.reactor, socket = connection.socket
-        let interrupt: @Sendable () -> Void = {
-            state.withLock { state in
-                guard !state.over else { return }
-                reactor.interrupt(socket, with: PostgresError(
-                    .connection, "no answer from the server within the statement deadline and the cancel's grace"))
-            }
-        }
+        // Repeated each second until the exchange is over: a wait that is not armed at that instant (between two
+        // reads of a trickling reply) would otherwise miss it.
+        let interrupt = Interrupt(state: state, reactor: reactor, socket: socket)
         let ticket = DeadlineTimer.shared.schedule(after: limit) {
             let cancel = state.withLock { state -> Bool in
                 guard !state.over else { return false }
                 state.passed = true
-                state.ticket = DeadlineTimer.shared.schedule(after: grace, interrupt)
+                state.ticket = DeadlineTimer.shared.schedule(after: grace, interrupt.fire)
                 return true
             }
             if cancel { canceller.cancel(generation) }
@@ -48,5 +44,21 @@ final class StatementDeadline: Sendable {
         }
         DeadlineTimer.shared.cancel(ticket)
         return passed
+    }
+}
+
+/// The last resort of a deadline: fails the statement's pending wait, again each second until the exchange is over.
+private struct Interrupt: Sendable {
+    let state: Locked<StatementDeadline.State>
+    let reactor: SocketReactor
+    let socket: Int32
+
+    func fire() {
+        state.withLock { state in
+            guard !state.over else { return }
+            reactor.interrupt(socket, with: PostgresError(
+                .connection, "no answer from the server within the statement deadline and the cancel's grace"))
+            state.ticket = DeadlineTimer.shared.schedule(after: .seconds(1), fire)
+        }
     }
 }

@@ -15,7 +15,9 @@ public enum Migrator {
     ) async throws -> [Int] {
         let ordered = try sorted(migrations)
         return try await pool.withTransaction { connection in
-            _ = try await connection.query("SELECT pg_advisory_xact_lock($1)", [lockKey])
+            // A script, not a bounded statement: waiting here for another replica's long migration is expected.
+            // (The key is an integer of ours, not input.)
+            try await connection.execute(script: "SELECT pg_advisory_xact_lock(\(lockKey))")
             try await connection.execute(script: createTable)
             let applied = try await appliedVersions(connection)
             var appliedNow: [Int] = []
