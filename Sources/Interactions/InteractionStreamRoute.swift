@@ -64,20 +64,13 @@ struct InteractionStreamRoute: Sendable {
             for await event in subscription.stream {
                 if event.isHeartbeat {
                     try await writer.write(InteractionStreamRoute.heartbeat)
-                    continue
-                }
-                guard let seq = event.seq else {
+                } else if let seq = event.seq, seq > sentThrough + 1 {
+                    // A hole (the dispatcher started after this stream's replay, say): read it from the log. Kept out
+                    // of this loop, whose frame lives as long as the stream (a larger one costs memory per stream).
+                    if try await InteractionStreamRoute.fillHole(id, after: &sentThrough, log: log, writer: writer) { return }
+                } else if event.seq.map({ $0 > sentThrough }) ?? true {
                     try await writer.write(InteractionStreamRoute.encode(event))
-                    if event.terminal { return }
-                    continue
-                }
-                if seq <= sentThrough { continue }
-                // A hole (the dispatcher started after this stream's replay, say): read it from the log.
-                let due = seq == sentThrough + 1 ? [event] : try await log.events(of: id, after: sentThrough)
-                for event in due {
-                    guard let seq = event.seq, seq > sentThrough else { continue }
-                    try await writer.write(InteractionStreamRoute.encode(event))
-                    sentThrough = seq
+                    if let seq = event.seq { sentThrough = seq }
                     if event.terminal { return }
                 }
             }
@@ -85,6 +78,19 @@ struct InteractionStreamRoute: Sendable {
         return Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
                                                "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
                         stream: body)
+    }
+
+    /// Writes the log's events of `id` after `sentThrough`, advancing it; returns whether the final one was written.
+    @inline(never)
+    static func fillHole(_ id: UUID, after sentThrough: inout Int64, log: InteractionEventLog,
+                         writer: any BodyWriter) async throws -> Bool {
+        for event in try await log.events(of: id, after: sentThrough) {
+            guard let seq = event.seq, seq > sentThrough else { continue }
+            try await writer.write(encode(event))
+            sentThrough = seq
+            if event.terminal { return true }
+        }
+        return false
     }
 
     static let heartbeat = ServerSentEvent.comment("heartbeat")
