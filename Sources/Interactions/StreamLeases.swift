@@ -2,19 +2,33 @@ import Foundation
 
 /// Which live event streams each credential holds: for the cap on streams per user, and to end a session's streams
 /// the moment it is revoked or expires. Pure bookkeeping; ``InteractionEvents`` guards it with a lock.
+///
+/// Kept small on purpose — one entry per live stream, no heap allocation of its own (the owner is a hash, the expiry
+/// whole seconds), no index per session: finding a session's streams scans the entries, which happens on a
+/// revocation (rare) and costs microseconds for the ~19,000 streams a process can hold.
 struct StreamLeases {
     /// One live stream: what it follows and on whose credential.
     struct Lease: Equatable {
         let interaction: UUID
         let session: UUID
-        /// The user across sessions (tenant, role, user id): what the cap counts.
-        let owner: String
-        let expiresAt: Date?
+        /// The user across sessions (a hash of tenant, role and user id): what the cap counts.
+        let owner: Int
+        /// Seconds since 1970 when the credential expires (nil: never).
+        let expiresAt: Int64?
+
+        /// A lease for `session` of `owner` (any string naming the user), expiring at `expiresAt`.
+        init(interaction: UUID, session: UUID, owner: String, expiresAt: Date?) {
+            self.interaction = interaction
+            self.session = session
+            var hasher = Hasher()
+            hasher.combine(owner)
+            self.owner = hasher.finalize()
+            self.expiresAt = expiresAt.map { Int64($0.timeIntervalSince1970.rounded(.up)) }
+        }
     }
 
     private var leases: [UInt64: Lease] = [:]
-    private var perOwner: [String: Int] = [:]
-    private var bySession: [UUID: Set<UInt64>] = [:]
+    private var perOwner: [Int: Int] = [:]
     /// Sessions revoked lately, with when: a token still in some cache must not open a new stream after its
     /// revocation notice has passed (kept longer than the token cache keeps anything).
     private var revoked: [UUID: ContinuousClock.Instant] = [:]
@@ -26,16 +40,12 @@ struct StreamLeases {
     /// Streams held now, all credentials together.
     var count: Int { leases.count }
 
-    /// Streams `owner` holds now.
-    func count(of owner: String) -> Int { perOwner[owner] ?? 0 }
-
-    /// Records stream `id` unless its session was revoked lately or `owner` already holds `limit` streams.
+    /// Records stream `id` unless its session was revoked lately or its owner already holds `limit` streams.
     mutating func add(_ id: UInt64, _ lease: Lease, limit: Int, now: ContinuousClock.Instant = .now) -> Admission {
         if let at = revoked[lease.session], now - at < StreamLeases.revocationMemory { return .revoked }
-        guard count(of: lease.owner) < limit, leases[id] == nil else { return .overLimit }
+        guard perOwner[lease.owner, default: 0] < limit, leases[id] == nil else { return .overLimit }
         leases[id] = lease
         perOwner[lease.owner, default: 0] += 1
-        bySession[lease.session, default: []].insert(id)
         return .added
     }
 
@@ -51,23 +61,22 @@ struct StreamLeases {
         guard let lease = leases.removeValue(forKey: id) else { return }
         let remaining = (perOwner[lease.owner] ?? 1) - 1
         perOwner[lease.owner] = remaining > 0 ? remaining : nil
-        bySession[lease.session]?.remove(id)
-        if bySession[lease.session]?.isEmpty == true { bySession[lease.session] = nil }
     }
 
     /// The streams of `session`, as (stream id, interaction).
     func streams(of session: UUID) -> [(id: UInt64, interaction: UUID)] {
-        (bySession[session] ?? []).compactMap { id in leases[id].map { (id, $0.interaction) } }
+        leases.compactMap { id, lease in lease.session == session ? (id, lease.interaction) : nil }
     }
 
     /// The streams whose credential has expired at `now`.
     func expired(at now: Date) -> [(id: UInt64, interaction: UUID)] {
-        leases.compactMap { id, lease in
-            guard let expiry = lease.expiresAt, expiry <= now else { return nil }
+        let seconds = Int64(now.timeIntervalSince1970)
+        return leases.compactMap { id, lease in
+            guard let expiry = lease.expiresAt, expiry <= seconds else { return nil }
             return (id, lease.interaction)
         }
     }
 
     /// Every session holding a stream now.
-    var sessions: [UUID] { Array(bySession.keys) }
+    var sessions: [UUID] { Array(Set(leases.values.map(\.session))) }
 }
