@@ -1,10 +1,15 @@
 import HTTPServer
 
-/// Lets through only requests bearing the operator's admin token (`SWITCHBOARD_ADMIN_TOKEN`).
-struct AdminGuard: Sendable {
+/// Lets through only requests bearing one fixed operator token: the admin API's (`SWITCHBOARD_ADMIN_TOKEN`), the
+/// metrics scraper's (`METRICS_TOKEN`). Compared in constant time; anything else is 401.
+public struct AdminGuard: Sendable {
     let token: String
 
-    func require(_ handler: @escaping Responder) -> Responder {
+    /// A guard for `token`.
+    public init(token: String) { self.token = token }
+
+    /// `handler`, reached only with `Authorization: Bearer <token>`.
+    public func require(_ handler: @escaping Responder) -> Responder {
         { [token] request in
             let presented = try AccessGuard.bearerToken(request)
             guard AdminGuard.constantTimeEquals(Array(presented.utf8), Array(token.utf8)) else { throw AuthError.unknown }

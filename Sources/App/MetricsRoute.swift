@@ -19,15 +19,11 @@ struct MetricsRoute: Sendable {
 
     func register(on router: inout Router) {
         guard let token else { return }
-        router.get("/metrics") { [self] request in
-            guard let presented = request.headers["Authorization"], presented == "Bearer " + token else {
-                throw Problem(status: 401, title: "Unauthorized", detail: "Metrics need the METRICS_TOKEN bearer token.",
-                              headers: ["WWW-Authenticate": #"Bearer realm="metrics""#])
-            }
-            return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
+        router.get("/metrics", AdminGuard(token: token).require { [self] _ in
+            Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
                                             "Cache-Control": "no-store"],
                      body: Array((render().joined(separator: "\n") + "\n").utf8))
-        }
+        })
     }
 
     func render() -> [String] {
