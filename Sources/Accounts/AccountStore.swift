@@ -124,9 +124,8 @@ public struct AccountStore: Sendable {
     /// Every replica hears of it on ``revocationChannel`` when the revocation commits (the session id as payload),
     /// so live streams opened with the session end within moments everywhere.
     public func revokeSession(id: UUID) async throws {
-        try await pool.withTransaction { connection in
-            _ = try await connection.query("UPDATE sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1::uuid", [id])
-            _ = try await connection.query("SELECT pg_notify($1, $2)", [AccountStore.revocationChannel, id.lowercased])
+        _ = try await pool.withConnection { connection in
+            try await AccountStore.revokeSessions(where: "id = $1::uuid", [id], on: connection)
         }
     }
 
