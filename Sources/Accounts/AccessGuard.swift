@@ -39,12 +39,9 @@ public struct AccessGuard: Sendable {
             let principal = try await authenticate(request, accepted: accepted)
             var request = request
             request.principal = principal
-            guard let limiter else { return try await handler(request, principal) }
-            let decision = limiter.take(principal.identity)
-            guard decision.allowed else { throw limited(decision, limiter) }
+            let decision = try admit(principal)
             var response = try await handler(request, principal)
-            response.headers.set("RateLimit-Policy", limiter.policyHeader)
-            response.headers.set("RateLimit", limiter.header(for: decision))
+            stamp(&response, with: decision)
             return response
         }
     }
@@ -60,13 +57,29 @@ public struct AccessGuard: Sendable {
                   (try? check(principal, kind: kind, accepted: accepted)) != nil else { return nil }
             // The principal goes to the handler directly: no attribute box on the hottest path.
             guard var response = handler(request, principal) else { return nil }
-            guard let limiter else { return response }
-            let decision = limiter.take(principal.identity)
-            guard decision.allowed else { return limited(decision, limiter).response(requestID: request.id) }
-            response.headers.set("RateLimit-Policy", limiter.policyHeader)
-            response.headers.set("RateLimit", limiter.header(for: decision))
-            return response
+            do throws(Problem) {
+                stamp(&response, with: try admit(principal))
+                return response
+            } catch {
+                return error.response(requestID: request.id)
+            }
         }
+    }
+
+    /// Takes one request from the principal's allowance: the decision whose headers its answer carries (nil when
+    /// rate limiting is off), or the 429 to answer instead.
+    private func admit(_ principal: Principal) throws(Problem) -> RateLimiter.Decision? {
+        guard let limiter else { return nil }
+        let decision = limiter.take(principal.identity)
+        guard decision.allowed else { throw limited(decision, limiter) }
+        return decision
+    }
+
+    /// Adds the rate-limit headers of `decision` to an answer.
+    private func stamp(_ response: inout Response, with decision: RateLimiter.Decision?) {
+        guard let limiter, let decision else { return }
+        response.headers.set("RateLimit-Policy", limiter.policyHeader)
+        response.headers.set("RateLimit", limiter.header(for: decision))
     }
 
     private func limited(_ decision: RateLimiter.Decision, _ limiter: RateLimiter) -> Problem {

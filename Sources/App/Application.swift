@@ -64,17 +64,18 @@ public final class Application: Sendable {
                                    services: services, metrics: metrics,
                                    servers: { servers.withLock { $0 } })
         self.routes = router.routes
+        let responder = router.buildResponder()
         // libmicrohttpd's own complaints (malformed requests, failed sends) join the JSON log, rate-limited.
         let libraryLog: @Sendable (String) -> Void = { line in logger.warning("libmicrohttpd", ["message": line]) }
         var serverConfiguration = configuration.server
         serverConfiguration.errorLog = libraryLog
-        self.server = HTTPServer(configuration: serverConfiguration, responder: router.respond(to:),
-                                 immediate: router.respondImmediately(to:))
+        self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
+                                 immediate: responder.respondImmediately(to:))
         self.streamServer = configuration.streamServer.map {
             var streamConfiguration = $0
             streamConfiguration.errorLog = libraryLog
-            return HTTPServer(configuration: streamConfiguration, responder: router.respond(to:),
-                              immediate: router.respondImmediately(to:))
+            return HTTPServer(configuration: streamConfiguration, responder: responder.respond(to:),
+                              immediate: responder.respondImmediately(to:))
         }
         servers.withLock { $0 = [server] + (streamServer.map { [$0] } ?? []) }
     }

@@ -7,7 +7,19 @@ struct MigrationGate: Middleware {
     let readiness: Readiness
 
     func respond(to request: Request, next: Responder) async throws -> Response {
-        guard request.path.hasPrefix("/v1/"), !readiness.isMigrated else { return try await next(request) }
-        throw Problem.serviceUnavailable("The database is not ready yet; retry shortly.", retryAfterSeconds: 1)
+        guard isClosed(to: request) else { return try await next(request) }
+        throw MigrationGate.notReady
     }
+
+    func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
+        guard isClosed(to: request) else { return next(request) }
+        return MigrationGate.notReady.response(requestID: request.id)
+    }
+
+    private func isClosed(to request: Request) -> Bool {
+        request.path.hasPrefix("/v1/") && !readiness.isMigrated
+    }
+
+    private static let notReady = Problem.serviceUnavailable("The database is not ready yet; retry shortly.",
+                                                             retryAfterSeconds: 1)
 }

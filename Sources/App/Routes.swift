@@ -39,7 +39,6 @@ enum Routes {
         }
         router.use(RequestIDMiddleware())
         router.use(AccessLogMiddleware(sink: accessLog))
-        router.immediateAccessLog = accessLog
         router.use(ErrorMiddleware(map: PostgresProblems.problem(for:)) { request, error in
             logger.error("unhandled error", ["request_id": request.id, "route": request.route ?? "-",
                                              "error": String(describing: error)])

@@ -29,14 +29,25 @@ public struct AccessLogMiddleware: Middleware {
         let time = Date()
         let start = ContinuousClock.now
         var status = 500
-        defer {
-            let elapsed = ContinuousClock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            sink(AccessLogEntry(time: time, requestID: request.id, method: request.method, route: request.route,
-                                status: status, duration: seconds))
-        }
+        defer { log(request, status: status, time: time, since: start) }
         let response = try await next(request)
         status = response.status
         return response
+    }
+
+    /// Logs only immediate answers: when there is none, the async chain runs and logs the request.
+    public func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
+        let time = Date()
+        let start = ContinuousClock.now
+        guard let response = next(request) else { return nil }
+        log(request, status: response.status, time: time, since: start)
+        return response
+    }
+
+    private func log(_ request: Request, status: Int, time: Date, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        sink(AccessLogEntry(time: time, requestID: request.id, method: request.method, route: request.route,
+                            status: status, duration: seconds))
     }
 }

@@ -20,8 +20,8 @@ public struct Request: Sendable {
     public var id: String = ""
     /// Values that middleware attaches for handlers further down (an authenticated principal, say).
     public var attributes = RequestAttributes()
-    /// The route already matched for this request (by `Router.respondImmediately`), so it is not matched twice.
-    var matchedHandler: RouteNode.Handler?
+    /// The route already matched for this request (by `RouterResponder.respondImmediately`), so it is not matched twice.
+    var matchedHandler: RouteHandler?
 
     /// Creates a request; the server does this, tests may too.
     public init(method: String, path: String, query: [(name: String, value: String)] = [],

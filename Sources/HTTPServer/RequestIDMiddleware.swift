@@ -14,6 +14,14 @@ public struct RequestIDMiddleware: Middleware {
         return response
     }
 
+    public func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
+        var request = request
+        request.id = RequestIDMiddleware.id(for: request)
+        guard var response = next(request) else { return nil }
+        response.headers.set("X-Request-ID", request.id)
+        return response
+    }
+
     /// The id for `request`: its sane `X-Request-ID`, or a new one.
     public static func id(for request: Request) -> String {
         if let supplied = request.headers["X-Request-ID"], isSane(supplied) { return supplied }

@@ -1,61 +1,61 @@
-/// One segment level of the routing trie.
+/// One segment level of a built routing trie: immutable once built, so `Sendable` as it stands.
 ///
 /// A class so that matching walks references instead of copying nodes (and retaining their dictionaries) level
-/// by level. `@unchecked Sendable`: nodes are mutated only while routes are registered, before the router is
-/// handed to a server; from then on they are only read.
-final class RouteNode: @unchecked Sendable {
-    struct Handler: Sendable {
-        let template: String
-        let responder: Responder
-        var immediate: ImmediateHandler?
-    }
-
+/// by level.
+final class RouteNode: Sendable {
     enum Match {
-        case found(Handler, parameters: [String: String])
+        case found(RouteHandler, parameters: [String: String])
         case methodNotAllowed([String])
         case notFound
     }
 
-    var literals: [Substring: RouteNode] = [:]
-    var parameterName: String?
-    var parameterChild: RouteNode?
-    var handlers: [String: Handler] = [:]
+    let literals: [Substring: RouteNode]
+    let parameterName: String?
+    let parameterChild: RouteNode?
+    let handlers: [String: RouteHandler]
+
+    private init(literals: [Substring: RouteNode], parameterName: String?, parameterChild: RouteNode?,
+                 handlers: [String: RouteHandler]) {
+        self.literals = literals
+        self.parameterName = parameterName
+        self.parameterChild = parameterChild
+        self.handlers = handlers
+    }
 
     static func segments(of path: String) -> [Substring] {
         path.split(separator: "/", omittingEmptySubsequences: true)
     }
 
-    func insert(_ segments: ArraySlice<Substring>, method: String, template: String, responder: @escaping Responder) {
-        guard let head = segments.first else {
-            precondition(handlers[method] == nil, "duplicate route \(method) \(template)")
-            handlers[method] = Handler(template: template, responder: responder, immediate: nil)
-            return
-        }
-        if head.hasPrefix("{") && head.hasSuffix("}") {
-            let name = String(head.dropFirst().dropLast())
-            precondition(parameterName == nil || parameterName == name, "conflicting parameter names in \(template)")
-            parameterName = name
-            let child = parameterChild ?? RouteNode()
-            parameterChild = child
-            child.insert(segments.dropFirst(), method: method, template: template, responder: responder)
-        } else {
-            let child = literals[head] ?? RouteNode()
-            literals[head] = child
-            child.insert(segments.dropFirst(), method: method, template: template, responder: responder)
-        }
+    /// The trie of `registrations`: one node per distinct path prefix.
+    static func build(_ registrations: [RouteRegistration]) -> RouteNode {
+        build(registrations.map { (segments: segments(of: $0.handler.template)[...], registration: $0) })
     }
 
-    /// Attaches an immediate handler to an existing route.
-    func attach(_ segments: ArraySlice<Substring>, method: String, immediate: @escaping ImmediateHandler) -> Bool {
-        guard let head = segments.first else {
-            guard handlers[method] != nil else { return false }
-            handlers[method]!.immediate = immediate
-            return true
+    private static func build(_ entries: [(segments: ArraySlice<Substring>, registration: RouteRegistration)]) -> RouteNode {
+        var handlers: [String: RouteHandler] = [:]
+        var literalEntries: [Substring: [(segments: ArraySlice<Substring>, registration: RouteRegistration)]] = [:]
+        var parameterEntries: [(segments: ArraySlice<Substring>, registration: RouteRegistration)] = []
+        var parameterName: String?
+        for entry in entries {
+            guard let head = entry.segments.first else {
+                handlers[entry.registration.method] = entry.registration.handler
+                continue
+            }
+            let rest = (segments: entry.segments.dropFirst(), registration: entry.registration)
+            if head.hasPrefix("{") && head.hasSuffix("}") {
+                let name = String(head.dropFirst().dropLast())
+                precondition(parameterName == nil || parameterName == name,
+                             "conflicting parameter names in \(entry.registration.handler.template)")
+                parameterName = name
+                parameterEntries.append(rest)
+            } else {
+                literalEntries[head, default: []].append(rest)
+            }
         }
-        if head.hasPrefix("{") && head.hasSuffix("}") {
-            return parameterChild?.attach(segments.dropFirst(), method: method, immediate: immediate) ?? false
-        }
-        return literals[head]?.attach(segments.dropFirst(), method: method, immediate: immediate) ?? false
+        return RouteNode(literals: literalEntries.mapValues { build($0) },
+                         parameterName: parameterName,
+                         parameterChild: parameterEntries.isEmpty ? nil : build(parameterEntries),
+                         handlers: handlers)
     }
 
     func match(method: String, path: String) -> Match {

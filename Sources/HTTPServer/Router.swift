@@ -12,20 +12,23 @@ public typealias ImmediateHandler = @Sendable (Request) -> Response?
 /// async responder — with the request as this left it (a router stores its route match there, so it routes once).
 public typealias ImmediateResponder = @Sendable (inout Request) -> Response?
 
-/// Routes requests by method and path template (`/v1/feeds/{key}`) to responders, through a middleware chain.
+/// Collects routes and middleware; ``buildResponder()`` turns them into the immutable ``RouterResponder`` a server
+/// runs.
 ///
-/// Register every route before the server starts; the router is immutable once it serves.
 /// A `GET` route also answers `HEAD`. Unknown paths → 404; a known path with another method → 405 with `Allow`.
+/// Registration is a plain value: nothing is shared with a responder built from it, so registering more routes
+/// afterwards cannot change what a running server does.
 public struct Router: Sendable {
-    private let root = RouteNode()
     private var middleware: [any Middleware] = []
-    private(set) public var routes: [(method: String, template: String)] = []
-    private var hasImmediateRoutes = false
-    /// Told of every request answered by an immediate handler (the async path logs through middleware).
-    public var immediateAccessLog: (@Sendable (AccessLogEntry) -> Void)?
+    private var registrations: [RouteRegistration] = []
 
     /// An empty router.
     public init() {}
+
+    /// Every registered route, as (method, template), in registration order.
+    public var routes: [(method: String, template: String)] {
+        registrations.map { (method: $0.method, template: $0.handler.template) }
+    }
 
     /// Adds middleware; the first added is the outermost.
     public mutating func use(_ middleware: any Middleware) {
@@ -34,9 +37,10 @@ public struct Router: Sendable {
 
     /// Registers `responder` for `method` on `template`. Segments in braces capture a parameter.
     public mutating func on(_ method: String, _ template: String, _ responder: @escaping Responder) {
-        let segments = RouteNode.segments(of: template)
-        root.insert(segments[...], method: method.uppercased(), template: template, responder: responder)
-        routes.append((method: method.uppercased(), template: template))
+        let method = method.uppercased()
+        precondition(!registrations.contains { $0.method == method && $0.handler.template == template },
+                     "duplicate route \(method) \(template)")
+        registrations.append(RouteRegistration(method: method, handler: RouteHandler(template: template, responder: responder)))
     }
 
     /// Shorthand for `on("GET", …)`.
@@ -48,74 +52,49 @@ public struct Router: Sendable {
     /// Shorthand for `on("DELETE", …)`.
     public mutating func delete(_ template: String, _ responder: @escaping Responder) { on("DELETE", template, responder) }
 
-    /// Adds a synchronous fast path to an already registered route: tried first, on the server's own thread.
+    /// Adds a synchronous fast path to an already registered route: tried first, on the server's own thread, through
+    /// the synchronous form of the same middleware.
     public mutating func immediate(_ method: String, _ template: String, _ handler: @escaping ImmediateHandler) {
-        let attached = root.attach(RouteNode.segments(of: template)[...], method: method.uppercased(), immediate: handler)
-        precondition(attached, "register \(method) \(template) before its immediate handler")
-        hasImmediateRoutes = true
+        let method = method.uppercased()
+        guard let index = registrations.firstIndex(where: { $0.method == method && $0.handler.template == template })
+        else { preconditionFailure("register \(method) \(template) before its immediate handler") }
+        registrations[index].handler.immediate = handler
     }
 
-    /// Answers the request on the calling thread when its route has an immediate handler that knows the answer.
-    /// The request gets its id and the response its `X-Request-ID`, as on the async path. When there is no
-    /// immediate answer, the route match stays in `request`, so ``respond(to:)`` does not route it again.
-    public func respondImmediately(to request: inout Request) -> Response? {
-        guard hasImmediateRoutes, request.method == "GET" || request.method == "HEAD",
-              case .found(let handler, let parameters) = root.match(method: request.method, path: request.path)
-        else { return nil }
-        request.route = handler.template
-        request.parameters = parameters
-        request.matchedHandler = handler
-        guard let immediate = handler.immediate else { return nil }
-        let start = ContinuousClock.now
-        var request = request
-        request.id = RequestIDMiddleware.id(for: request)
-        guard var response = immediate(request) else { return nil }
-        response.headers.set("X-Request-ID", request.id)
-        if let log = immediateAccessLog {
-            let elapsed = ContinuousClock.now - start
-            log(AccessLogEntry(time: Date(), requestID: request.id, method: request.method, route: request.route,
-                               status: response.status,
-                               duration: Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
-        }
-        return response
+    /// The routes and middleware as one immutable responder: the trie and both middleware chains built once.
+    public func buildResponder() -> RouterResponder {
+        RouterResponder(trie: RouteNode.build(registrations), middleware: middleware,
+                        hasImmediateRoutes: registrations.contains { $0.handler.immediate != nil })
     }
+}
 
-    /// Routes the request and runs it through the middleware chain.
-    public func respond(to request: Request) async throws -> Response {
-        var request = request
-        let terminal: Responder
-        if let handler = request.matchedHandler {
-            return try await Router.run(middleware[...], request, handler.responder)
-        }
-        switch root.match(method: request.method, path: request.path) {
-        case .found(let handler, let parameters):
-            request.route = handler.template
-            request.parameters = parameters
-            terminal = handler.responder
-        case .methodNotAllowed(let allowed):
-            let allow = allowed.joined(separator: ", ")
-            terminal = { request in
-                throw Problem(status: 405, title: "Method Not Allowed",
-                              detail: "\(request.method) is not allowed here; use \(allow).", headers: ["Allow": allow])
-            }
-        case .notFound:
-            terminal = { request in throw Problem.notFound("No route for \(request.path).") }
-        }
-        return try await Router.run(middleware[...], request, terminal)
-    }
+/// One route as registered: its method and handler.
+struct RouteRegistration: Sendable {
+    let method: String
+    var handler: RouteHandler
+}
 
-    private static func run(_ chain: ArraySlice<any Middleware>, _ request: Request,
-                            _ terminal: @escaping Responder) async throws -> Response {
-        guard let first = chain.first else { return try await terminal(request) }
-        let rest = chain.dropFirst()
-        return try await first.respond(to: request) { request in
-            try await Router.run(rest, request, terminal)
-        }
-    }
+/// What a route runs: its template, its responder, and its optional immediate handler.
+struct RouteHandler: Sendable {
+    let template: String
+    let responder: Responder
+    var immediate: ImmediateHandler?
 }
 
 /// Code that wraps every request: it may change the request, short-circuit, or change the response.
 public protocol Middleware: Sendable {
     /// Handles `request`, usually by calling `next` once.
     func respond(to request: Request, next: Responder) async throws -> Response
+
+    /// The same middleware for an answer known at once, on the server's thread (an immediate handler's): handles
+    /// `request`, usually by calling `next` once. `next` returning nil means there is no immediate answer and the
+    /// async chain will run: return nil then, and have no effect that the async form would repeat. By default it
+    /// passes the request through.
+    func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response?
+}
+
+extension Middleware {
+    public func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
+        next(request)
+    }
 }

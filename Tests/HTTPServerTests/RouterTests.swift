@@ -1,8 +1,11 @@
 import HTTPServer
+import Synchronization
 import Testing
 
 @Suite struct RouterTests {
-    func router() -> Router {
+    func router() -> RouterResponder { routes().buildResponder() }
+
+    func routes() -> Router {
         var router = Router()
         router.get("/v1/feeds/{key}") { request in Response(status: 200, body: Array("feed \(request.parameter("key"))".utf8)) }
         router.post("/v1/feeds/{key}/items") { _ in Response(status: 201) }
@@ -60,18 +63,19 @@ import Testing
                 return response
             }
         }
-        var router = router()
-        router.use(Tag(name: "outer"))
-        router.use(Tag(name: "inner"))
-        let response = try await router.respond(to: Request(method: "GET", path: "/v1/feeds/x"))
+        var routes = routes()
+        routes.use(Tag(name: "outer"))
+        routes.use(Tag(name: "inner"))
+        let response = try await routes.buildResponder().respond(to: Request(method: "GET", path: "/v1/feeds/x"))
         #expect(response.headers.map(\.value) == ["inner:/v1/feeds/{key}", "outer:/v1/feeds/{key}"])
     }
 
     @Test func immediateHandlersAnswerKnownResultsAndOtherwiseLeaveTheMatchForTheAsyncPath() async throws {
-        var router = router()
-        router.immediate("GET", "/v1/feeds/{key}") { request in
+        var routes = routes()
+        routes.immediate("GET", "/v1/feeds/{key}") { request in
             request.parameter("key") == "cached" ? Response(status: 200, body: Array("from memory".utf8)) : nil
         }
+        let router = routes.buildResponder()
         var cached = Request(method: "GET", path: "/v1/feeds/cached")
         #expect(router.respondImmediately(to: &cached)?.bodyBytes == Array("from memory".utf8))
 
@@ -88,4 +92,43 @@ import Testing
         var unknown = Request(method: "GET", path: "/v2")
         #expect(router.respondImmediately(to: &unknown) == nil && unknown.route == nil)
     }
+
+    @Test func immediateAnswersGoThroughTheSynchronousFormOfTheSameMiddleware() throws {
+        let logged = LoggedEntries()
+        var routes = routes()
+        routes.use(RequestIDMiddleware())
+        routes.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        routes.immediate("GET", "/v1/feeds/{key}") { request in
+            request.parameter("key") == "cached" ? Response(status: 200, body: Array("from memory".utf8)) : nil
+        }
+        let router = routes.buildResponder()
+        var cached = Request(method: "GET", path: "/v1/feeds/cached", headers: ["X-Request-ID": "abc-1"])
+        let response = try #require(router.respondImmediately(to: &cached))
+        #expect(response.headers["X-Request-ID"] == "abc-1")
+        #expect(logged.entries.map(\.requestID) == ["abc-1"])
+        #expect(logged.entries.first?.route == "/v1/feeds/{key}" && logged.entries.first?.status == 200)
+
+        // No immediate answer: nothing is logged on this path (the async chain logs the request once).
+        var cold = Request(method: "GET", path: "/v1/feeds/cold")
+        #expect(router.respondImmediately(to: &cold) == nil)
+        #expect(logged.entries.count == 1)
+    }
+
+    @Test func registeringAfterBuildingDoesNotChangeTheBuiltResponder() async throws {
+        var routes = routes()
+        let built = routes.buildResponder()
+        routes.get("/v1/late") { _ in Response(status: 200) }
+        await #expect(throws: Problem.notFound("No route for /v1/late.")) {
+            _ = try await built.respond(to: Request(method: "GET", path: "/v1/late"))
+        }
+        #expect(try await routes.buildResponder().respond(to: Request(method: "GET", path: "/v1/late")).status == 200)
+    }
+}
+
+/// Access-log entries collected by a test sink.
+final class LoggedEntries: Sendable {
+    /// Guards the entries appended by the sink.
+    private let storage = Mutex<[AccessLogEntry]>([])
+    func append(_ entry: AccessLogEntry) { storage.withLock { $0.append(entry) } }
+    var entries: [AccessLogEntry] { storage.withLock { $0 } }
 }

@@ -286,7 +286,7 @@ struct HTTPServerEndToEndTests {
             var router = Router()
             router.get("/ping") { _ in Response(status: 200) }
             let server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
-                                    responder: router.respond(to:))
+                                    responder: router.buildResponder().respond(to:))
             let port = try server.start()
             let answered = Counter()
             let clients = (0 ..< 4).map { _ in

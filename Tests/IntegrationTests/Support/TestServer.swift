@@ -24,7 +24,7 @@ func withTestServer<T: Sendable>(
     router.use(RequestIDMiddleware())
     router.use(ErrorMiddleware())
     configure(&router)
-    let server = HTTPServer(configuration: configuration, responder: router.respond(to:))
+    let server = HTTPServer(configuration: configuration, responder: router.buildResponder().respond(to:))
     let port = try server.start()
     do {
         let result = try await body(server, port)

@@ -1,0 +1,64 @@
+/// A router's routes and middleware, built once and immutable: what a server runs for every request.
+///
+/// Requests are matched against a trie of immutable nodes; the middleware chain around the matched route (and its
+/// synchronous form around immediate handlers) was composed when the responder was built, not per request.
+public struct RouterResponder: Sendable {
+    private let trie: RouteNode
+    private let chain: Responder
+    private let immediateChain: @Sendable (Request) -> Response?
+    private let hasImmediateRoutes: Bool
+
+    init(trie: RouteNode, middleware: [any Middleware], hasImmediateRoutes: Bool) {
+        self.trie = trie
+        self.hasImmediateRoutes = hasImmediateRoutes
+        var chain: Responder = { request in
+            guard let handler = request.matchedHandler else { throw Problem.notFound("No route for \(request.path).") }
+            return try await handler.responder(request)
+        }
+        var immediateChain: @Sendable (Request) -> Response? = { request in
+            request.matchedHandler?.immediate?(request)
+        }
+        for layer in middleware.reversed() {
+            let next = chain, immediateNext = immediateChain
+            chain = { request in try await layer.respond(to: request, next: next) }
+            immediateChain = { request in layer.respondImmediately(to: request, next: immediateNext) }
+        }
+        self.chain = chain
+        self.immediateChain = immediateChain
+    }
+
+    /// Answers the request on the calling thread when its route has an immediate handler that knows the answer, through
+    /// the synchronous form of the middleware. When there is no immediate answer, the route match stays in `request`,
+    /// so ``respond(to:)`` does not route it again.
+    public func respondImmediately(to request: inout Request) -> Response? {
+        guard hasImmediateRoutes, request.method == "GET" || request.method == "HEAD",
+              case .found(let handler, let parameters) = trie.match(method: request.method, path: request.path)
+        else { return nil }
+        request.route = handler.template
+        request.parameters = parameters
+        request.matchedHandler = handler
+        guard handler.immediate != nil else { return nil }
+        return immediateChain(request)
+    }
+
+    /// Routes the request (unless ``respondImmediately(to:)`` already did) and runs it through the middleware chain.
+    public func respond(to request: Request) async throws -> Response {
+        if request.matchedHandler != nil { return try await chain(request) }
+        var request = request
+        switch trie.match(method: request.method, path: request.path) {
+        case .found(let handler, let parameters):
+            request.route = handler.template
+            request.parameters = parameters
+            request.matchedHandler = handler
+        case .methodNotAllowed(let allowed):
+            let allow = allowed.joined(separator: ", ")
+            request.matchedHandler = RouteHandler(template: "", responder: { request in
+                throw Problem(status: 405, title: "Method Not Allowed",
+                              detail: "\(request.method) is not allowed here; use \(allow).", headers: ["Allow": allow])
+            })
+        case .notFound:
+            break
+        }
+        return try await chain(request)
+    }
+}
