@@ -38,82 +38,112 @@ extension PostgresConnection {
         _ = try await run(cancellable: cancellable, bounded: false) { PQsendQuery($0, sql) }
     }
 
-    /// Sends with `send`, then flushes and collects results while holding the connection's `.busy` state.
+    /// Sends with `send`, then drives the exchange (``QueryStateMachine``) while holding the connection's `.busy`
+    /// state; cancellation and the statement deadline are collected on the side and resolved at the end.
     private func run(cancellable: Bool, bounded: Bool = true, send: (OpaquePointer) -> Int32) async throws -> PostgresResult {
         let generation: UInt64
         switch state.withLock({ $0.begin() }) {
         case .fail(let kind, let message): throw PostgresError(kind, message)
         case .proceed(let next): generation = next
         }
-        if cancellable && Task.isCancelled {
+        var machine = QueryStateMachine()
+        guard case .send = machine.start(cancellable: cancellable, taskCancelled: Task.isCancelled) else {
             endOperation(healthy: true)
             throw CancellationError()
         }
-        guard send(pgconn) == 1 else {
+        let first = machine.sent(send(pgconn) == 1)
+        guard first == .flush else {
             let error = PostgresError(connection: pgconn, "cannot send query")
             endOperation(healthy: true)
             throw error
         }
-        var outcome: Result<PostgresResult, any Error>
         canceller.begin(generation)
-        let watch = deadline.flatMap { bounded ? $0 : nil }.map { StatementDeadline(limit: $0.limit, grace: $0.grace, generation: generation, connection: self) }
+        let watch = deadline.flatMap { bounded ? $0 : nil }.map {
+            StatementDeadline(limit: $0.limit, grace: $0.grace, generation: generation, connection: self)
+        }
+        let exchanged: Exchanged
         if cancellable {
-            outcome = await withTaskCancellationHandler {
-                await exchange()
+            exchanged = await withTaskCancellationHandler {
+                await exchange(machine, first)
             } onCancel: { [canceller] in
                 canceller.cancel(generation)
             }
         } else {
-            outcome = await exchange()
+            exchanged = await exchange(machine, first)
         }
         let deadlinePassed = watch?.stop() ?? false
+        let fatal = QueryResolution.isFatal(exchanged.ending) || exchanged.outcome.isFatal
         // A dead connection is discarded: waiting for its cancel (perhaps stuck on the same dead network) would only
         // hold the request.
-        let cancelRequested = outcome.isFatal ? canceller.abandon(generation) : await canceller.finish(generation)
-        if deadlinePassed, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {
-            outcome = .failure(PostgresError(.deadline, "the statement ran past its \(deadline!.limit) deadline and was cancelled"))
-        } else if cancelRequested, case .failure(let error as PostgresError) = outcome, error.isQueryCanceled {
-            outcome = .failure(CancellationError())
-        }
-        endOperation(healthy: !outcome.isFatal)
-        return try outcome.get()
-    }
-
-    /// Flushes the query out, then reads until every result is in. Server errors are drained before returning.
-    private func exchange() async -> Result<PostgresResult, any Error> {
-        do {
-            try await flush()
-            return .success(try await collectResults())
-        } catch {
-            return .failure(error)
+        let cancelRequested = fatal ? canceller.abandon(generation) : await canceller.finish(generation)
+        endOperation(healthy: !fatal)
+        let serverCancelled: Bool
+        if case .failure(let error as PostgresError) = exchanged.outcome { serverCancelled = error.isQueryCanceled } else { serverCancelled = false }
+        switch QueryResolution.resolve(exchanged.ending, serverCancelled: serverCancelled, cancelRequested: cancelRequested,
+                                       deadlinePassed: deadlinePassed) {
+        case .outcome: return try exchanged.outcome.get()
+        case .cancelled: throw CancellationError()
+        case .deadline: throw PostgresError(.deadline, "the statement ran past its \(deadline!.limit) deadline and was cancelled")
         }
     }
 
-    private func flush() async throws {
-        while true {
-            switch PQflush(pgconn) {
-            case 0:
-                return
-            case 1:
-                // libpq asks to read too while the server's reply may be filling the other direction.
-                try await reactor.wait(socket, for: .readOrWrite)
-                guard PQconsumeInput(pgconn) == 1 else { throw PostgresError(connection: pgconn, "cannot read") }
-            default:
-                throw PostgresError(connection: pgconn, "cannot send query")
-            }
-        }
+    /// How an exchange ended, and its rows or error.
+    private struct Exchanged {
+        let ending: QueryStateMachine.Ending
+        let outcome: Result<PostgresResult, any Error>
     }
 
-    private func collectResults() async throws -> PostgresResult {
+    /// Performs the machine's actions — flush, wait, consume, read — until it finishes. Each failing libpq call
+    /// records its error here; the machine only decides what comes next.
+    private func exchange(_ machine: QueryStateMachine, _ first: QueryStateMachine.Action) async -> Exchanged {
+        var machine = machine
         var collector = ResultCollector()
+        var failure: (any Error)?
+        var action = first
         while true {
-            while PQisBusy(pgconn) == 0 {
-                guard let result = PQgetResult(pgconn) else { return try collector.finish() }
-                try collector.add(result)
+            switch action {
+            case .send:
+                preconditionFailure("the query is sent before the exchange")
+            case .flush:
+                let code = PQflush(pgconn)
+                if code < 0 { failure = PostgresError(connection: pgconn, "cannot send query") }
+                action = machine.flushed(code)
+            case .wait(let interest):
+                do {
+                    try await reactor.wait(socket, for: interest)
+                    action = machine.waited(true)
+                } catch {
+                    failure = error
+                    action = machine.waited(false)
+                }
+            case .consumeInput:
+                let ok = PQconsumeInput(pgconn) == 1
+                if !ok { failure = PostgresError(connection: pgconn, "cannot read") }
+                action = machine.consumed(ok)
+            case .readResults:
+                action = readAvailableResults(&machine, into: &collector, failure: &failure)
+            case .finish(let ending):
+                guard ending == .resultsRead else {
+                    return Exchanged(ending: ending, outcome: .failure(failure ?? PostgresError(.connection, "the exchange failed")))
+                }
+                return Exchanged(ending: ending, outcome: Result { () throws(PostgresError) in try collector.finish() }.mapError { $0 })
             }
-            try await reactor.wait(socket, for: .read)
-            guard PQconsumeInput(pgconn) == 1 else { throw PostgresError(connection: pgconn, "cannot read") }
         }
+    }
+
+    /// Takes every result libpq has complete, without waiting.
+    private func readAvailableResults(_ machine: inout QueryStateMachine, into collector: inout ResultCollector,
+                                      failure: inout (any Error)?) -> QueryStateMachine.Action {
+        while PQisBusy(pgconn) == 0 {
+            guard let result = PQgetResult(pgconn) else { return machine.resultsEnded() }
+            do {
+                try collector.add(result)
+            } catch {
+                failure = error
+                return machine.resultRefused()
+            }
+        }
+        return machine.wouldBlock()
     }
 }
 
