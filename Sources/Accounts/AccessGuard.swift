@@ -1,23 +1,6 @@
 import Foundation
 import HTTPServer
 
-/// Which callers a route accepts.
-public struct Accepted: OptionSet, Sendable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
-
-    /// The tenant's backend, by API key.
-    public static let apiKey = Accepted(rawValue: 1)
-    /// App users with the customer role.
-    public static let customer = Accepted(rawValue: 2)
-    /// App users with the agent role.
-    public static let agent = Accepted(rawValue: 4)
-    /// Any app user.
-    public static let session: Accepted = [.customer, .agent]
-    /// Anyone of the tenant.
-    public static let anyone: Accepted = [.apiKey, .customer, .agent]
-}
-
 /// Authenticates requests, enforces who may call a route, and rate-limits per principal.
 ///
 /// Wrap each protected route's handler with `require(_:_:)`; the handler receives the principal and must scope
@@ -33,7 +16,7 @@ public struct AccessGuard: Sendable {
     }
 
     /// A responder that lets through only `accepted` callers, then runs `handler` with the principal.
-    public func require(_ accepted: Accepted,
+    public func require(_ accepted: Callers,
                         _ handler: @escaping @Sendable (Request, Principal) async throws -> Response) -> Responder {
         { [self] request in
             let principal = try await authenticate(request, accepted: accepted)
@@ -49,7 +32,7 @@ public struct AccessGuard: Sendable {
     /// The synchronous twin of `require` for an `ImmediateHandler`: answers only when the caller's token is
     /// already verified in memory and `handler` knows the answer; otherwise nil, and the async route runs
     /// (which also produces every authentication error).
-    public func requireImmediately(_ accepted: Accepted,
+    public func requireImmediately(_ accepted: Callers,
                                    _ handler: @escaping @Sendable (Request, Principal) -> Response?) -> ImmediateHandler {
         { [self] request in
             guard let token = try? AccessGuard.bearerToken(request), let kind = SecretToken.kind(of: token),
@@ -91,12 +74,12 @@ public struct AccessGuard: Sendable {
     }
 
     /// Whether a known principal, presented as a `kind` secret, may call a route accepting `accepted`.
-    private func check(_ principal: Principal, kind: SecretToken.Kind, accepted: Accepted) throws {
+    private func check(_ principal: Principal, kind: SecretToken.Kind, accepted: Callers) throws {
         if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
         if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
         if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
         if let role = principal.role {
-            let needed: Accepted = role == .agent ? .agent : .customer
+            let needed: Callers = role == .agent ? .agent : .customer
             guard accepted.contains(needed) else {
                 throw AuthError.forbidden("The \(role.rawValue) role may not do this.")
             }
@@ -104,7 +87,7 @@ public struct AccessGuard: Sendable {
     }
 
     /// The principal behind the request's bearer token, if `accepted` lets it in.
-    public func authenticate(_ request: Request, accepted: Accepted) async throws -> Principal {
+    public func authenticate(_ request: Request, accepted: Callers) async throws -> Principal {
         let token = try AccessGuard.bearerToken(request)
         guard let kind = SecretToken.kind(of: token) else { throw AuthError.unknown }
         if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }

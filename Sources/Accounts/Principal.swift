@@ -45,12 +45,6 @@ public struct Principal: Sendable, Hashable {
         return nil
     }
 
-    /// Whether this is the tenant's backend (API key).
-    public var isAPIKey: Bool {
-        if case .apiKey = credential { return true }
-        return false
-    }
-
     /// Who owns what this caller does, across token refreshes: the user (role and id) for a session, the key for
     /// the tenant's backend. Idempotency keys are scoped to it, so a retry with a fresh token finds the first answer.
     public var owner: String {

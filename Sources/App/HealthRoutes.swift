@@ -12,7 +12,7 @@ struct HealthRoutes {
 
     func register(on router: inout Router) {
         router.get("/healthz") { _ in HealthRoutes.alive }
-        let document = Array(OpenAPIDocument.yaml.utf8)
+        let document = PackageResources.openapi_yaml
         router.get("/openapi.yaml") { _ in
             Response(status: 200, headers: ["Content-Type": "application/yaml; charset=utf-8", "Cache-Control": "no-cache"],
                      body: document)

@@ -6,20 +6,25 @@ public struct FeedItem: Sendable, Codable, Equatable {
     public var title: String
     public var body: String
     public var url: String?
-    public var image_url: String?
-    public var published_at: Date
-    public var updated_at: Date
+    public var imageURL: String?
+    public var publishedAt: Date
+    public var updatedAt: Date
 
-    /// Encodes `url` and `image_url` as null when absent, so every item has the same shape.
+    enum CodingKeys: String, CodingKey {
+        case id, title, body, url
+        case imageURL = "image_url", publishedAt = "published_at", updatedAt = "updated_at"
+    }
+
+    /// Encodes `url` and `imageURL` as null when absent, so every item has the same shape.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(title, forKey: .title)
         try container.encode(body, forKey: .body)
         try container.encode(url, forKey: .url)
-        try container.encode(image_url, forKey: .image_url)
-        try container.encode(published_at, forKey: .published_at)
-        try container.encode(updated_at, forKey: .updated_at)
+        try container.encode(imageURL, forKey: .imageURL)
+        try container.encode(publishedAt, forKey: .publishedAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
     }
 }
 

@@ -138,8 +138,8 @@ public struct FeedStore: Sendable {
 
     static func item(_ row: PostgresRow) throws -> FeedItem {
         FeedItem(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), title: try row.decode("title"),
-                 body: try row.decode("body"), url: try row.decode("url"), image_url: try row.decode("image_url"),
-                 published_at: try row.decode("published_at"), updated_at: try row.decode("updated_at"))
+                 body: try row.decode("body"), url: try row.decode("url"), imageURL: try row.decode("image_url"),
+                 publishedAt: try row.decode("published_at"), updatedAt: try row.decode("updated_at"))
     }
 }
 

@@ -3,18 +3,21 @@ import Foundation
 
 /// A running libmicrohttpd daemon.
 ///
-/// `@unchecked Sendable`: the pointer is only passed to calls that are safe from any thread (closing the listener,
+/// `@unchecked Sendable`: the pointers are only passed to calls that are safe from any thread (closing the listener,
 /// stopping), and the server makes each of them once.
 struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     /// The shim's per-connection bookkeeping (head deadlines, log lines); internally locked, freed after the stop.
     let watch: OpaquePointer
+    /// The reference the daemon's callbacks use; retained while the daemon may call them, released after the stop.
+    let core: Unmanaged<ServerCore>
 
     static func start(_ configuration: ServerConfiguration, core: ServerCore) throws -> DaemonHandle {
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
         var badHost: Int32 = 0
-        let coreRef = Unmanaged.passRetained(core).toOpaque() // released never: the core lives as long as the process' server
+        let retained = Unmanaged.passRetained(core)
+        let coreRef = retained.toOpaque()
         guard let watch = sb_connection_watch_create(DaemonHandle.logLine, coreRef) else {
             Unmanaged<ServerCore>.fromOpaque(coreRef).release()
             throw HTTPServerError.startFailed(port: configuration.port, errno: ENOMEM)
@@ -40,7 +43,7 @@ struct DaemonHandle: @unchecked Sendable {
             if badHost != 0 { throw HTTPServerError.invalidHost(configuration.host ?? "") }
             throw HTTPServerError.startFailed(port: configuration.port, errno: code)
         }
-        return DaemonHandle(pointer: daemon, watch: watch)
+        return DaemonHandle(pointer: daemon, watch: watch, core: retained)
     }
 
     /// Stops taking new connections: the listening socket closes, so new clients are refused; a connection
@@ -57,6 +60,8 @@ struct DaemonHandle: @unchecked Sendable {
             let thread = Thread {
                 MHD_stop_daemon(self.pointer)
                 sb_connection_watch_free(self.watch)
+                // No callback can come any more: the daemon's reference to the core goes.
+                self.core.release()
                 continuation.resume()
             }
             thread.start()

@@ -30,9 +30,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.append((name: name, value: value))
     }
 
-    /// Whether a field of that name is present.
-    public func contains(_ name: String) -> Bool { self[name] != nil }
-
     public var count: Int { fields.count }
 
     public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }

@@ -3,14 +3,14 @@
 /// `next_cursor` is always present, `null` on the last page, so clients can rely on the shape.
 public struct PageBody<Item: Encodable>: Encodable {
     public let items: [Item]
-    public let next_cursor: String?
-    public let has_more: Bool
+    public let nextCursor: String?
+    public let hasMore: Bool
 
     /// A page of `items`; `nextCursor` continues after the last one when there are more.
     public init(items: [Item], nextCursor: String?, hasMore: Bool) {
         self.items = items
-        self.next_cursor = nextCursor
-        self.has_more = hasMore
+        self.nextCursor = nextCursor
+        self.hasMore = hasMore
     }
 
     /// The page of `rows` read with a limit of `limit + 1`: the extra row, when present, only says that more
@@ -24,9 +24,12 @@ public struct PageBody<Item: Encodable>: Encodable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(items, forKey: .items)
-        try container.encode(next_cursor, forKey: .next_cursor)
-        try container.encode(has_more, forKey: .has_more)
+        try container.encode(nextCursor, forKey: .nextCursor)
+        try container.encode(hasMore, forKey: .hasMore)
     }
 
-    enum CodingKeys: String, CodingKey { case items, next_cursor, has_more }
+    enum CodingKeys: String, CodingKey {
+        case items
+        case nextCursor = "next_cursor", hasMore = "has_more"
+    }
 }

@@ -84,8 +84,8 @@ public struct InteractionStore: Sendable {
         let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
                                           "sender_role": principal.role?.rawValue, "text": text]
         let (seq, createdAt) = try await append(.message, payload, to: id, on: connection)
-        return InteractionMessage(seq: seq, id: messageID, sender_id: principal.userID ?? "",
-                                  sender_role: principal.role?.rawValue ?? "", text: text, created_at: createdAt)
+        return InteractionMessage(seq: seq, id: messageID, senderID: principal.userID ?? "",
+                                  senderRole: principal.role?.rawValue ?? "", text: text, createdAt: createdAt)
     }
 
     /// Logs a media state change.
@@ -105,9 +105,9 @@ public struct InteractionStore: Sendable {
             ORDER BY seq LIMIT $3
             """, [id, after, limit])
         return try rows.map { row in
-            InteractionMessage(seq: try row.decode("seq"), id: try row.decode("id"), sender_id: try row.decode("sender_id"),
-                               sender_role: try row.decode("sender_role"), text: try row.decode("text"),
-                               created_at: try row.decode("created_at"))
+            InteractionMessage(seq: try row.decode("seq"), id: try row.decode("id"), senderID: try row.decode("sender_id"),
+                               senderRole: try row.decode("sender_role"), text: try row.decode("text"),
+                               createdAt: try row.decode("created_at"))
         }
     }
 
@@ -147,10 +147,10 @@ public struct InteractionStore: Sendable {
     }
 
     static func interaction(_ row: PostgresRow) throws -> Interaction {
-        Interaction(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), customer_id: try row.decode("customer_id"),
+        Interaction(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), customerID: try row.decode("customer_id"),
                     subject: try row.decode("subject"),
                     state: InteractionState(rawValue: try row.decode("state")) ?? .failed,
-                    failure_reason: try row.decode("failure_reason"), created_at: try row.decode("created_at"),
-                    ended_at: try row.decode("ended_at"))
+                    failureReason: try row.decode("failure_reason"), createdAt: try row.decode("created_at"),
+                    endedAt: try row.decode("ended_at"))
     }
 }

@@ -6,13 +6,13 @@ struct EventFields: Sendable {
     var lastEventID: String?
 
     /// The event the buffers hold, or `nil` when no `data` line arrived; either way data and type are cleared.
-    mutating func dispatch() -> ServerSentEvent? {
+    mutating func dispatch() -> ReceivedServerSentEvent? {
         defer {
             data = ""
             type = ""
         }
         guard !data.isEmpty else { return nil }
         data.removeLast()
-        return ServerSentEvent(id: lastEventID, event: type.isEmpty ? "message" : type, data: data)
+        return ReceivedServerSentEvent(id: lastEventID, event: type.isEmpty ? "message" : type, data: data)
     }
 }

@@ -23,8 +23,8 @@ public struct EventStreamParser: Sendable {
 
     /// Consumes `bytes` and returns the events they complete, in stream order.
     /// Bytes after the last line ending are kept until a later chunk ends their line.
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
-        var events: [ServerSentEvent] = []
+    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [ReceivedServerSentEvent] {
+        var events: [ReceivedServerSentEvent] = []
         // Moved out while splitting, as `process` mutates self; the placeholder holds no buffer, so nothing is copied.
         var splitter = lines
         lines = LineSplitter()
@@ -43,7 +43,7 @@ public struct EventStreamParser: Sendable {
         fields.lastEventID = lastEventID
     }
 
-    private mutating func process(_ line: String) -> ServerSentEvent? {
+    private mutating func process(_ line: String) -> ReceivedServerSentEvent? {
         if line.isEmpty {
             lastEventID = fields.lastEventID
             return fields.dispatch()

@@ -3,7 +3,7 @@ import Foundation
 extension InteractionEvent {
     /// The event an SSE event of the interaction stream carries; `nil` for kinds this client does not know
     /// (including `reconnect`, which only announces the end of the connection) and for malformed ones.
-    init?(_ event: ServerSentEvent) {
+    init?(_ event: ReceivedServerSentEvent) {
         let data = Data(event.data.utf8)
         let decoder = APIDecoding.decoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase

@@ -19,7 +19,7 @@ struct InteractionEventConnection: Sendable {
     let policy: EventStreamPolicy
     /// Where the first connection starts; later ones resume from the last event received.
     let start: EventStreamStart
-    let registry: SubscriberRegistry<InteractionEvent>
+    let registry: EventFanOut<InteractionEvent>
     /// Cuts the wait before the next attempt short (``SwitchboardClient/reconnectEventStreams()``).
     let nudge: ReconnectNudge
 

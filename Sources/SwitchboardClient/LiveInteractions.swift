@@ -13,7 +13,7 @@ final class LiveInteractions: @unchecked Sendable {
     // @unchecked Sendable: `entries` and `nextGeneration` are read and written only while `lock` is held.
 
     private struct Entry {
-        let registry: SubscriberRegistry<InteractionEvent>
+        let registry: EventFanOut<InteractionEvent>
         let connection: Task<Void, Never>
         let nudge: ReconnectNudge
         /// Tells this entry apart from a later one for the same interaction.
@@ -28,14 +28,14 @@ final class LiveInteractions: @unchecked Sendable {
 
     /// A new subscriber stream of `interactionID`; `connect` builds the connection for a registry when none is open.
     func subscribe(to interactionID: String,
-                   connect: (SubscriberRegistry<InteractionEvent>, ReconnectNudge) -> InteractionEventConnection)
+                   connect: (EventFanOut<InteractionEvent>, ReconnectNudge) -> InteractionEventConnection)
         -> AsyncStream<InteractionEvent> {
         lock.lock()
         defer { lock.unlock() }
         if let entry = entries[interactionID], !entry.registry.isFinished { return entry.registry.subscribe() }
         let generation = nextGeneration
         nextGeneration += 1
-        let registry = SubscriberRegistry<InteractionEvent> {
+        let registry = EventFanOut<InteractionEvent> {
             self.close(interactionID, generation: generation, onlyIfUnused: true)
         }
         let nudge = ReconnectNudge()

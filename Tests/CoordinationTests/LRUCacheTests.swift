@@ -1,4 +1,5 @@
 @testable import Coordination
+import TestSupport
 import Testing
 
 /// The cache's bookkeeping as a plain value.

@@ -15,14 +15,6 @@ public struct PostgresRow: Sendable {
         return try decode(columnIndex, name: column, as: type)
     }
 
-    /// Decodes the column at zero-based position `column` as `T`; same rules as ``decode(_:as:)``.
-    public func decode<T: PostgresDecodable>(at column: Int, as type: T.Type = T.self) throws(PostgresError) -> T {
-        guard column >= 0 && column < result.columnCount else {
-            throw PostgresError(.decoding, "no column at position \(column) in the result", column: "#\(column)")
-        }
-        return try decode(Int32(column), name: result.columnName(Int32(column)), as: type)
-    }
-
     /// Whether the named column is SQL NULL in this row; `false` when there is no such column.
     public func isNull(_ column: String) -> Bool {
         guard let columnIndex = result.columnIndex(column) else { return false }

@@ -1,5 +1,5 @@
 /// One event dispatched from a `text/event-stream`, as ``EventStreamParser`` produces it.
-public struct ServerSentEvent: Sendable, Equatable {
+public struct ReceivedServerSentEvent: Sendable, Equatable {
     /// The stream's last event id when this event was dispatched — set by this event's `id` field or by an earlier
     /// one, since the id persists across events. `nil` until the server sends an id, and again after it sends an
     /// empty `id` field (which resets it); do not read it as "this event had no `id` line".

@@ -6,7 +6,7 @@ import Foundation
 /// A subscriber leaves by ending its iteration — cancelling its task, breaking out of the loop, or dropping the
 /// stream. Events are buffered per subscriber according to the buffering policy, so a consumer that stops reading
 /// without leaving keeps accumulating events under the default `.unbounded` policy.
-public final class SubscriberRegistry<Event: Sendable>: @unchecked Sendable {
+public final class EventFanOut<Event: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `state` is read and written only while `lock` is held; everything else is immutable.
     private typealias Continuation = AsyncStream<Event>.Continuation
 

@@ -11,7 +11,7 @@ struct SubscriberRegistryTests {
     }
 
     @Test func eachSubscribeGetsItsOwnStreamOfEveryEvent() async {
-        let registry = SubscriberRegistry<Int>()
+        let registry = EventFanOut<Int>()
         let first = Collected<Int>(), second = Collected<Int>()
         let tasks = [consume(registry.subscribe(), into: first), consume(registry.subscribe(), into: second)]
         #expect(registry.count == 2)
@@ -25,7 +25,7 @@ struct SubscriberRegistryTests {
 
     @Test func aCancelledConsumerLeavesAndTheOtherKeepsReceiving() async {
         let emptied = Collected<Void>()
-        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let registry = EventFanOut<Int>(onEmpty: { emptied.append(()) })
         let leaving = Collected<Int>(), staying = Collected<Int>()
         let leavingTask = consume(registry.subscribe(), into: leaving)
         let stayingTask = consume(registry.subscribe(), into: staying)
@@ -53,7 +53,7 @@ struct SubscriberRegistryTests {
 
     @Test func finishEndsEveryStreamAndForgetsThem() async {
         let emptied = Collected<Void>()
-        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let registry = EventFanOut<Int>(onEmpty: { emptied.append(()) })
         let collected = (0 ..< 4).map { _ in Collected<Int>() }
         let tasks = collected.map { consume(registry.subscribe(), into: $0) }
         registry.yield(1)
@@ -66,7 +66,7 @@ struct SubscriberRegistryTests {
     }
 
     @Test func subscribingAfterFinishGetsAnAlreadyFinishedStream() async {
-        let registry = SubscriberRegistry<Int>()
+        let registry = EventFanOut<Int>()
         registry.finish()
         let stream = registry.subscribe()
         #expect(registry.count == 0)
@@ -78,7 +78,7 @@ struct SubscriberRegistryTests {
 
     @Test func droppingAStreamUnsubscribes() async {
         let emptied = Collected<Void>()
-        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let registry = EventFanOut<Int>(onEmpty: { emptied.append(()) })
         _ = registry.subscribe()
         await waitUntil { registry.count == 0 }
         #expect(registry.count == 0)
@@ -87,7 +87,7 @@ struct SubscriberRegistryTests {
 
     @Test func onEmptyRunsOnceWhenTheLastOfManyConsumersLeaves() async {
         let emptied = Collected<Void>()
-        let registry = SubscriberRegistry<Int>(onEmpty: { emptied.append(()) })
+        let registry = EventFanOut<Int>(onEmpty: { emptied.append(()) })
         let tasks = (0 ..< 20).map { _ in consume(registry.subscribe(), into: Collected<Int>()) }
         #expect(registry.count == 20)
         for task in tasks { task.cancel() }
@@ -98,7 +98,7 @@ struct SubscriberRegistryTests {
     }
 
     @Test func concurrentYieldsReachEverySubscriberInTheSameOrder() async {
-        let registry = SubscriberRegistry<Int>()
+        let registry = EventFanOut<Int>()
         let collected = (0 ..< 3).map { _ in Collected<Int>() }
         let consumers = collected.map { consume(registry.subscribe(), into: $0) }
         await withTaskGroup(of: Void.self) { group in
@@ -117,7 +117,7 @@ struct SubscriberRegistryTests {
 /// The retained event: what a subscriber that joins late gets first.
 struct SubscriberRegistryRetainedEventTests {
     @Test func aLateSubscriberStartsWithTheLatestRetainedEventThenLiveOnes() async {
-        let registry = SubscriberRegistry<String>()
+        let registry = EventFanOut<String>()
         let early = registry.subscribe()
         registry.yield("state: started", retain: true)
         registry.yield("message 1")
@@ -136,7 +136,7 @@ struct SubscriberRegistryRetainedEventTests {
     }
 
     @Test func retainReplacesWhatLaterSubscribersGetWithoutSendingIt() async {
-        let registry = SubscriberRegistry<String>()
+        let registry = EventFanOut<String>()
         let early = registry.subscribe()
         registry.yield("state at 1", retain: true)
         registry.yield("message 2")
@@ -153,7 +153,7 @@ struct SubscriberRegistryRetainedEventTests {
     }
 
     @Test func aSubscriberAfterFinishGetsNothingNotEvenTheRetainedEvent() async {
-        let registry = SubscriberRegistry<String>()
+        let registry = EventFanOut<String>()
         registry.yield("state: ended", retain: true)
         registry.finish()
         var events: [String] = []

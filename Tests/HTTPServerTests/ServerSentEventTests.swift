@@ -1,4 +1,5 @@
-import Coordination
+import TestSupport
+import HTTPServer
 import Testing
 
 /// The bytes a client receives, and what a WHATWG-conforming client makes of them.
