@@ -1,4 +1,4 @@
-import Postgres
+import HTTPServer
 
 /// One page of a feed, encoded once and served as bytes until the feed changes.
 public struct FeedPage: Sendable {
