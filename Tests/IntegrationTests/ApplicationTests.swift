@@ -70,6 +70,18 @@ struct ApplicationTests {
         await app.shutdown()
     }
 
+    @Test func aPortInUseFailsStartWithTheServersErrorAndStopsWhatStarted() async throws {
+        let first = Application(configuration: Self.configuration(), logger: Logger(level: .error))
+        let port = try await first.start()
+        var configuration = Self.configuration()
+        configuration.server.port = port
+        let second = Application(configuration: configuration, logger: Logger(level: .error))
+        await #expect(throws: HTTPServerError.self) { try await second.start() }
+        await second.shutdown() // returns: what had started (the listener) is stopped, the pool closed
+        #expect(second.port == nil)
+        await first.shutdown()
+    }
+
     @Test func shutdownBeforeStartLeavesItStopped() async throws {
         let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
         await app.shutdown()
