@@ -21,7 +21,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
-        // Pure Swift concurrency building blocks: locks, keyed request coordination. No I/O.
+        // Pure Swift concurrency building blocks: locks, keyed request coordination, the service lifecycle. No I/O.
         .target(name: "Coordination", swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),

@@ -6,7 +6,9 @@ import HTTPServer
 import Postgres
 import Coordination
 
-/// The whole service wired together: pool, migrations, routes, HTTP server, and an orderly shutdown.
+/// The whole service wired together: pool, routes, and a ``ServiceGroup`` of what runs — the listener and its
+/// followers, migrations, idempotency pruning, the HTTP servers, the event-stream timers, the readiness mark —
+/// started in that order and shut down in the reverse one; the pool closes after all of them.
 public final class Application: Sendable {
     /// The validated configuration.
     public let configuration: Configuration
@@ -18,21 +20,26 @@ public final class Application: Sendable {
     let services: Services
     private let server: HTTPServer
     private let streamServer: HTTPServer?
-    private let migrations: [Migration]
-    /// Guards the background task that applies migrations until the database lets it.
-    private let migrationTask = Locked<Task<Void, Never>?>(nil)
-    /// The dedicated LISTEN connection carrying other replicas' change notices.
-    private let listener: PostgresListener?
-    /// Guards the task that applies change notices.
-    private let noticeTask = Locked<Task<Void, Never>?>(nil)
-    /// Guards the hourly housekeeping task (pruning idempotency records older than 25 hours).
-    private let housekeeping = Locked<Task<Void, Never>?>(nil)
+    /// Runs the service's parts; built in `init`, run by `start()`.
+    private let group: ServiceGroup
+    private let migrationApplier: MigrationApplier
+    /// Guards whether the application was started or shut down (each happens once).
+    private let lifecycle = Locked<Lifecycle>(.idle)
+    /// Guards why the services stopped on their own, if they did.
+    private let failure = Locked<(any Error)?>(nil)
+    /// Opens once everything has stopped and the pool is closed.
+    private let stopped = Gate()
+
+    private enum Lifecycle {
+        case idle
+        case started
+        case shutDown
+    }
 
     /// Wires the service; nothing runs until `start()`.
     public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all) {
         self.configuration = configuration
         self.logger = logger
-        self.migrations = migrations
         let metrics = Metrics()
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
@@ -53,7 +60,6 @@ public final class Application: Sendable {
                 guard let feeds = staleMarks.withLock({ $0 }) else { return }
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
             })
-        self.listener = listener
         let services = Services(configuration: configuration, pool: pool, logger: logger,
                                 listening: { listener?.isConnected ?? false })
         staleMarks.withLock { $0 = services.feeds }
@@ -77,30 +83,54 @@ public final class Application: Sendable {
             return HTTPServer(configuration: streamConfiguration, responder: responder.respond(to:),
                               immediate: responder.respondImmediately(to:))
         }
+        migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
+        var parts: [any Service] = []
+        if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
+        parts.append(migrationApplier)
+        parts.append(IdempotencyPruning(pool: pool, logger: logger))
+        parts.append(HTTPServerService(server, shutdownDeadline: configuration.shutdownDeadline))
+        if let streamServer {
+            parts.append(HTTPServerService(streamServer, name: "event-stream server", shutdownDeadline: configuration.shutdownDeadline) { port in
+                logger.info("listening for event streams", ["port": port])
+            })
+        }
+        parts.append(services.interactionEvents)
+        parts.append(DrainingMark(readiness: readiness))
+        // A backstop only: each server bounds its own drain by the shutdown deadline (they drain one after the other).
+        group = ServiceGroup(services: parts, gracefulShutdownDeadline: configuration.shutdownDeadline * 2 + .seconds(10))
         servers.withLock { $0 = [server] + (streamServer.map { [$0] } ?? []) }
     }
 
-    /// Starts serving and applying migrations (retried until the database is reachable); returns the port.
+    /// Starts every service, in order, and returns the HTTP port once the servers are bound (migrations go on in
+    /// the background, retried until the database is reachable).
+    ///
+    /// Starts once: a second call throws ``ApplicationError/alreadyStarted``, a call after ``shutdown()``
+    /// ``ApplicationError/alreadyShutDown``. When a service cannot start (a port in use), throws its error, with
+    /// what had started already stopped and the pool closed.
     @discardableResult
     public func start() async throws -> Int {
-        startListening()
-        let port = try server.start()
-        if let streamServer {
-            let streamPort = try streamServer.start()
-            logger.info("listening for event streams", ["port": streamPort])
-        }
-        let task = Task { [self] in await applyMigrations() }
-        migrationTask.withLock { $0 = task }
-        let writes = IdempotentWrites(pool: pool)
-        let logger = logger
-        let prune = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(3600))
-                if Task.isCancelled { return }
-                do { _ = try await writes.prune() } catch { logger.warning("idempotency pruning failed", ["error": "\(error)"]) }
+        try lifecycle.withLock { state throws(ApplicationError) in
+            switch state {
+            case .idle: state = .started
+            case .started: throw .alreadyStarted
+            case .shutDown: throw .alreadyShutDown
             }
         }
-        housekeeping.withLock { $0 = prune }
+        Task { [self] in
+            do { try await group.run() } catch {
+                failure.withLock { $0 = $0 ?? error }
+                logger.error("stopping: a service failed", ["error": String(describing: error)])
+            }
+            await pool.close()
+            logger.info("stopped")
+            stopped.open()
+        }
+        do {
+            try await group.started()
+        } catch ServiceGroupError.serviceFailed(_, let error) {
+            throw error
+        }
+        guard let port = server.port else { throw ServiceGroupError.stoppedBeforeStarted }
         if configuration.metricsToken == nil {
             logger.info("metrics off", ["enable": "set METRICS_TOKEN (16 characters or more) to serve /metrics to its bearer"])
         }
@@ -128,112 +158,49 @@ public final class Application: Sendable {
     /// The event-stream listener's bound port, when there is one.
     public var streamPort: Int? { streamServer?.port }
 
-    /// Waits until migrations are applied (tests use this before they touch the schema).
+    /// Waits until migrations are applied, or until the application stops trying (tests use this before they
+    /// touch the schema).
     public func waitUntilMigrated() async {
-        let task = migrationTask.withLock { $0 }
-        await task?.value
-    }
-
-    private func applyMigrations() async {
-        var delay = Duration.milliseconds(200)
-        while !Task.isCancelled {
-            do {
-                let applied = try await Migrator.apply(migrations, pool: pool)
-                if !applied.isEmpty { logger.info("migrations applied", ["versions": applied.map(String.init).joined(separator: ",")]) }
-                readiness.markMigrated()
-                return
-            } catch {
-                logger.warning("migrations not applied yet", ["error": String(describing: error)])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
-            }
+        let applier = migrationApplier, stopped = stopped
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await applier.over.wait() }
+            group.addTask { await stopped.wait() }
+            await group.next()
+            group.cancelAll()
         }
     }
 
-    /// Applies change notices from every replica (this one included): to the feed caches, and to the interaction
-    /// event streams — each by one task of its own, so each keeps the notices' order.
-    private func startListening() {
-        guard let listener else { return }
-        let feedNotices = listener.notifications()
-        let interactionNotices = listener.notifications()
-        let revocationNotices = listener.notifications()
-        let feeds = services.feeds
-        let interactions = services.interactionEvents
-        let accounts = services.accounts
-        let tokens = services.tokens
-        let logger = logger
-        let task = Task {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await Self.follow(feedNotices, channel: FeedStore.channel, apply: feeds.apply(notice:)) {
-                        logger.warning("change-notice listener reconnected; dropping feed caches")
-                        await feeds.invalidateAll()
-                    }
-                }
-                group.addTask {
-                    await Self.follow(interactionNotices, channel: InteractionStore.channel,
-                                      apply: interactions.handle(notice:), afterReconnect: interactions.catchUp)
-                }
-                // A revoked session's streams end on every replica; after a reconnect, live streams' sessions are
-                // checked in one query, for revocations whose notices were missed.
-                group.addTask {
-                    await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
-                        guard let session = UUID(uuidString: payload) else { return }
-                        interactions.endStreams(ofSession: session)
-                        // The revoked token may sit in this replica's cache: drop it (the cache knows tokens, not
-                        // sessions, so all of it), and REST calls with it are refused now rather than within 5 s.
-                        await tokens.forgetAll()
-                    }, afterReconnect: {
-                        do {
-                            for session in try await accounts.endedSessions(among: interactions.sessionsWithStreams) {
-                                interactions.endStreams(ofSession: session)
-                            }
-                        } catch {
-                            logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])
-                        }
-                    })
-                }
-            }
-        }
-        noticeTask.withLock { $0 = task }
-        listener.start()
-    }
-
-    /// Hands each notice on `channel` to `apply`, in order, and runs `afterReconnect` when the listener had to
-    /// reconnect (notices may have been missed meanwhile).
-    private static func follow(_ events: AsyncStream<ListenerEvent>, channel: String,
-                               apply: @Sendable (String) async -> Void,
-                               afterReconnect: @Sendable () async -> Void) async {
-        for await event in events {
-            switch event {
-            case .notification(let notice) where notice.channel == channel: await apply(notice.payload)
-            case .reconnected: await afterReconnect()
-            default: break
-            }
-        }
-    }
-
-    /// Serves until SIGTERM or SIGINT, then shuts down.
+    /// Serves until SIGTERM or SIGINT, then shuts down; throws when a service stops on its own first.
     public func runUntilSignalled() async throws {
+        // Waiting before starting: once "listening" is logged, a signal must not take its default action.
+        let signalled = Task { await Signals.wait(for: [SIGTERM, SIGINT]) }
         try await start()
-        let signal = await Signals.wait(for: [SIGTERM, SIGINT])
-        logger.info("shutting down", ["signal": Int(signal)])
-        await shutdown()
+        Task { [self] in
+            let signal = await signalled.value
+            logger.info("shutting down", ["signal": Int(signal)])
+            await shutdown()
+        }
+        await stopped.wait()
+        if let failure = failure.withLock({ $0 }) { throw failure }
     }
 
-    /// Graceful shutdown: readiness turns 503 at once, the listener stops, in-flight requests finish within the
-    /// configured deadline, then the pool closes.
+    /// Graceful shutdown, each step over before the next: readiness turns 503, event streams end, the servers stop
+    /// accepting and their in-flight requests finish within the configured deadline, migrations and pruning are
+    /// cancelled, the listener stops and its followers finish; then the pool closes.
+    ///
+    /// Idempotent: every caller returns once all of that is over. Before `start()`, it just closes the pool.
     public func shutdown() async {
-        readiness.markDraining()
-        services.interactionEvents.finishAll()
-        async let streams: Void = streamServer?.shutdown(deadline: configuration.shutdownDeadline) ?? ()
-        await server.shutdown(deadline: configuration.shutdownDeadline)
-        await streams
-        migrationTask.withLock { $0 }?.cancel()
-        housekeeping.withLock { $0 }?.cancel()
-        await listener?.stop()
-        await noticeTask.withLock { $0 }?.value
-        await pool.close()
-        logger.info("stopped")
+        let neverStarted = lifecycle.withLock { state -> Bool in
+            defer { if case .idle = state { state = .shutDown } }
+            if case .idle = state { return true }
+            return false
+        }
+        await group.shutdown()
+        if neverStarted {
+            await pool.close()
+            logger.info("stopped")
+            stopped.open()
+        }
+        await stopped.wait()
     }
 }

@@ -15,7 +15,8 @@ public final class HTTPServer: Sendable {
     private enum LifecycleState {
         case idle
         case running(DaemonHandle, port: Int, sweeper: Task<Void, Never>?)
-        case stopping
+        /// The gate opens when the shutdown in progress is over.
+        case stopping(Gate)
         case stopped
     }
 
@@ -70,45 +71,71 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting connections, lets running requests finish up to `deadline`, ends streamed bodies
     /// (their producers are cancelled), answers whatever is left with 503, then stops the daemon.
+    ///
+    /// Returns once the daemon is stopped, even when the calling task is cancelled (stopping libmicrohttpd with a
+    /// connection still suspended would abort). A second call while one is in progress waits for it to finish.
     public func shutdown(deadline: Duration = .seconds(10)) async {
-        let running = state.withLock { state -> (DaemonHandle, Task<Void, Never>?)? in
-            guard case .running(let handle, _, let sweeper) = state else { return nil }
-            state = .stopping
-            return (handle, sweeper)
+        enum Step { case drain(DaemonHandle, Task<Void, Never>?, Gate), wait(Gate), none }
+        let step = state.withLock { state -> Step in
+            switch state {
+            case .running(let handle, _, let sweeper):
+                let over = Gate()
+                state = .stopping(over)
+                return .drain(handle, sweeper, over)
+            case .stopping(let over): return .wait(over)
+            case .idle, .stopped: return .none
+            }
         }
-        guard let (handle, sweeper) = running else { return }
+        switch step {
+        case .drain(let handle, let sweeper, let over):
+            // Unstructured, so that cancelling the caller cannot cut the drain short.
+            await Task { [core] in
+                await Self.drain(core, handle: handle, sweeper: sweeper, deadline: deadline)
+            }.value
+            state.withLock { $0 = .stopped }
+            over.open()
+        case .wait(let over):
+            await Task { await over.wait() }.value
+        case .none:
+            return
+        }
+    }
+
+    private static func drain(_ core: ServerCore, handle: DaemonHandle, sweeper: Task<Void, Never>?,
+                              deadline: Duration) async {
         core.draining.store(true, ordering: .relaxed)
         handle.stopAccepting()
         sweeper?.cancel()
         let end = ContinuousClock.now + deadline
-        await waitUntil(end) { core.requests.count == 0 }
+        _ = await core.requests.waitUntilEmpty(until: end)
         // Streams whose producers were told to finish (a final event, say) get a moment to send it and end.
-        await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
+        _ = await core.streams.waitUntilEmpty(until: min(end, .now + .seconds(1)))
         for stream in core.streams.snapshot() { stream.cancelTask() }
-        await waitUntil(min(end, .now + .seconds(1))) { core.streams.count == 0 }
+        _ = await core.streams.waitUntilEmpty(until: min(end, .now + .seconds(1)))
         core.refusing.store(true, ordering: .sequentiallyConsistent)
         let late = Problem.serviceUnavailable("The server is shutting down.").response()
         // Repeated: a request that passed the `refusing` check just before it was set may start after a snapshot,
-        // and libmicrohttpd aborts if it is stopped with a connection still suspended.
+        // and libmicrohttpd aborts if it is stopped with a connection still suspended. Each round waits for the
+        // forced answers to land (the registries report when they empty), at most 50 ms before forcing again.
         let last = ContinuousClock.now + .seconds(1)
         repeat {
             for request in core.requests.snapshot() { request.forceRespond(late) }
             for stream in core.streams.snapshot() { stream.forceFinishStream() }
             let settled = core.starting.load(ordering: .sequentiallyConsistent) == 0
             if settled && core.requests.count == 0 && core.streams.count == 0 { break }
-            try? await Task.sleep(for: .milliseconds(5))
+            if !settled {
+                // A libmicrohttpd thread is inside its few-instruction `starting` window: let it leave.
+                await Task.yield()
+                continue
+            }
+            let round = min(last, .now + .milliseconds(50))
+            _ = await core.requests.waitUntilEmpty(until: round)
+            _ = await core.streams.waitUntilEmpty(until: round)
         } while ContinuousClock.now < last
         // Over before the daemon stops: the stop frees the bookkeeping a sweep reads.
         await sweeper?.value
         await handle.stop()
         core.monitor.stop()
-        state.withLock { $0 = .stopped }
-    }
-
-    private func waitUntil(_ end: ContinuousClock.Instant, _ done: () -> Bool) async {
-        while !done() && ContinuousClock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
     }
 }
 

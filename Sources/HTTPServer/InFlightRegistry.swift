@@ -1,4 +1,5 @@
 import Coordination
+import Synchronization
 
 /// The requests currently being answered (or streaming), by id: for the disconnect monitor, for metrics,
 /// and so shutdown can wait for them or cut them short.
@@ -10,6 +11,12 @@ final class InFlightRegistry: Sendable {
     /// Each guards its share of the live request contexts (by id modulo the shard count).
     private let shards: [Locked<[UInt64: ConnectionContext]>] = (0 ..< shardCount).map { _ in Locked([:]) }
 
+    /// Set once someone waits for the registry to empty (shutdown): only then does `remove` look at the count,
+    /// so serving pays nothing for it.
+    private let watched = Atomic<Bool>(false)
+    /// Guards the gate opened when the registry next becomes empty (nil while nobody waits for that).
+    private let emptied = Locked<Gate?>(nil)
+
     private func shard(_ id: UInt64) -> Locked<[UInt64: ConnectionContext]> {
         shards[Int(id % UInt64(InFlightRegistry.shardCount))]
     }
@@ -19,7 +26,33 @@ final class InFlightRegistry: Sendable {
     }
 
     func remove(_ id: UInt64) {
-        _ = shard(id).withLock { $0.removeValue(forKey: id) }
+        let removed = shard(id).withLock { $0.removeValue(forKey: id) } != nil
+        // Sequentially consistent with the store in `waitUntilEmpty`: either this sees the waiter, or the waiter's
+        // count (taken after its store) sees this removal.
+        if removed && watched.load(ordering: .sequentiallyConsistent) { openIfEmpty() }
+    }
+
+    /// Waits until no request is registered, or until `deadline`; returns whether the registry is empty.
+    func waitUntilEmpty(until deadline: ContinuousClock.Instant) async -> Bool {
+        watched.store(true, ordering: .sequentiallyConsistent)
+        let gate = emptied.withLock { gate -> Gate? in
+            if count == 0 { return nil }
+            let waiting = gate ?? Gate()
+            gate = waiting
+            return waiting
+        }
+        guard let gate else { return true }
+        _ = await gate.wait(until: deadline)
+        return count == 0
+    }
+
+    private func openIfEmpty() {
+        let gate = emptied.withLock { gate -> Gate? in
+            guard gate != nil, count == 0 else { return nil }
+            defer { gate = nil }
+            return gate
+        }
+        gate?.open()
     }
 
     func context(id: UInt64) -> ConnectionContext? {

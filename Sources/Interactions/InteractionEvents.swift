@@ -7,14 +7,15 @@ import Postgres
 /// one dispatcher that turns change notices (ids only) into events read from the log, in `seq` order.
 ///
 /// Notices from every replica arrive over the dedicated LISTEN connection; call `handle(notice:)` from ONE task
-/// (ordering), `catchUp()` after the listener reconnected (notices may have been missed), `finishAll()` at shutdown.
+/// (ordering), `catchUp()` after the listener reconnected (notices may have been missed). As a ``Service``, its
+/// `run()` keeps the heartbeat and the credential sweep going and ends every stream at graceful shutdown.
 ///
 /// What one stream has seen is that stream's business alone: the dispatcher's own mark (the last `seq` it handed
 /// out per interaction) moves only when it publishes, never because a client claimed an id, and each stream skips
 /// what it already has and fills any hole it sees from the log (ids count 1, 2, 3… within an interaction). The
 /// mistake to avoid is a resume point shared between streams: one client's `Last-Event-ID` would then decide what
 /// every other subscriber of the interaction receives.
-public final class InteractionEvents: Sendable {
+public final class InteractionEvents: Service {
     let log: InteractionEventLog
     let hub = SubscriberHub<UUID, InteractionStreamEvent>()
     /// Guards, per interaction with subscribers, the last `seq` the dispatcher handed out.
@@ -25,8 +26,8 @@ public final class InteractionEvents: Sendable {
     public let bufferLimit: Int
     /// Most live streams one user (tenant, role, user id) may hold in this process.
     public let streamsPerPrincipal: Int
-    /// Guards the timers: one heartbeat for all subscribers, and the once-a-second sweep of expired credentials.
-    private let timers = Locked<[Task<Void, Never>]>([])
+    /// How often every subscriber gets a heartbeat (while `run()` runs).
+    private let heartbeat: Duration
     /// Told of every failed log read during live dispatch (it is retried): for the log and metrics.
     private let onDispatchFailure: @Sendable (any Error) -> Void
     /// Guards the count of failed live-dispatch reads (retried, never dropped).
@@ -44,27 +45,35 @@ public final class InteractionEvents: Sendable {
         self.reconnectDelay = reconnectDelay
         self.streamsPerPrincipal = streamsPerPrincipal
         self.onDispatchFailure = onDispatchFailure
-        let hub = self.hub
-        let beat = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: heartbeat)
-                hub.publishToAll(InteractionStreamEvent.heartbeat)
-            }
-        }
-        let leases = self.leases
-        let sweep = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                for stream in leases.withLock({ $0.expired(at: Date()) }) {
-                    hub.publish(.credentialsEnded("session_expired"), to: stream.interaction, subscriber: stream.id)
-                }
-            }
-        }
-        timers.withLock { $0 = [beat, sweep] }
+        self.heartbeat = heartbeat
     }
 
-    deinit {
-        for timer in timers.withLock({ $0 }) { timer.cancel() }
+    /// Runs the timers — one heartbeat for all subscribers, and the once-a-second sweep of expired credentials —
+    /// until graceful shutdown (or cancellation), then ends every stream (see ``finishAll()``).
+    public func run() async {
+        let hub = self.hub
+        let leases = self.leases
+        let heartbeat = self.heartbeat
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: heartbeat)
+                    if Task.isCancelled { return }
+                    hub.publishToAll(InteractionStreamEvent.heartbeat)
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    for stream in leases.withLock({ $0.expired(at: Date()) }) {
+                        hub.publish(.credentialsEnded("session_expired"), to: stream.interaction, subscriber: stream.id)
+                    }
+                }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        finishAll()
     }
 
     /// Why ``subscribe(_:for:)`` gave no stream.
@@ -137,9 +146,8 @@ public final class InteractionEvents: Sendable {
     }
 
     /// Shutdown: tells every subscriber to reconnect (a final `reconnect` event — another replica will serve it),
-    /// then ends every stream and the timers.
+    /// then ends every stream.
     public func finishAll() {
-        for timer in timers.withLock({ $0 }) { timer.cancel() }
         hub.publishToAll(InteractionStreamEvent(seq: nil, kind: "reconnect", data: #"{"reason":"shutdown"}"#, terminal: true))
         hub.finishAll()
     }

@@ -54,6 +54,41 @@ struct ApplicationTests {
         await #expect(throws: (any Error).self) { _ = try await request(port: port, "GET", "/healthz") }
     }
 
+    @Test func startsOnceAndEveryShutdownReturnsAfterTheEnd() async throws {
+        let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
+        let port = try await app.start()
+        await #expect(throws: ApplicationError.self) { try await app.start() }
+        await app.waitUntilMigrated()
+        let shutdowns = (0 ..< 3).map { _ in
+            Task { () -> Int? in
+                await app.shutdown()
+                return app.port
+            }
+        }
+        for shutdown in shutdowns { #expect(await shutdown.value == nil) }
+        await #expect(throws: (any Error).self) { _ = try await request(port: port, "GET", "/healthz") }
+        await app.shutdown()
+    }
+
+    @Test func aPortInUseFailsStartWithTheServersErrorAndStopsWhatStarted() async throws {
+        let first = Application(configuration: Self.configuration(), logger: Logger(level: .error))
+        let port = try await first.start()
+        var configuration = Self.configuration()
+        configuration.server.port = port
+        let second = Application(configuration: configuration, logger: Logger(level: .error))
+        await #expect(throws: HTTPServerError.self) { try await second.start() }
+        await second.shutdown() // returns: what had started (the listener) is stopped, the pool closed
+        #expect(second.port == nil)
+        await first.shutdown()
+    }
+
+    @Test func shutdownBeforeStartLeavesItStopped() async throws {
+        let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
+        await app.shutdown()
+        await #expect(throws: ApplicationError.self) { try await app.start() }
+        #expect(app.port == nil)
+    }
+
     @Test func invalidConfigurationStopsStartUpNamingTheVariable() async throws {
         for (variable, value) in [("PORT", "eighty"), ("PORT", "70000"), ("LOG_LEVEL", "loud"), ("HOST", "not-an-ip"),
                                   ("DATABASE_POOL_SIZE", "0")] {

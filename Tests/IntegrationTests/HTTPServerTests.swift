@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import HTTPServer
 import Testing
@@ -276,6 +277,36 @@ struct HTTPServerEndToEndTests {
             let response = try await onThread { try inFlight.readResponse(timeout: 5) }
             #expect(response.status == 200 && response.text == "done")
             await stopping.value
+        }
+    }
+
+    /// A second shutdown while the first is draining returns only once the server has stopped, not at once.
+    @Test func aSecondShutdownWaitsForTheFirstToFinish() async throws {
+        let started = Counter()
+        let release = Gate()
+        try await withTestServer({ router in
+            router.get("/held") { _ in
+                started.increment()
+                await release.wait()
+                return Response(status: 200, body: Array("done".utf8))
+            }
+        }) { server, port in
+            let inFlight = try RawSocket(port: port)
+            try inFlight.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await eventually { started.count == 1 })
+            let first = Task { await server.shutdown(deadline: .seconds(10)) }
+            #expect(await eventually { server.port == nil }) // the first shutdown is under way
+            let second = Task { () -> Int in
+                await server.shutdown(deadline: .seconds(10))
+                return server.requestsInFlight
+            }
+            // Were the second call to return early, it would do so now, with the held request still in flight.
+            await Task.yield()
+            release.open()
+            let response = try await onThread { try inFlight.readResponse(timeout: 5) }
+            #expect(response.status == 200 && response.text == "done")
+            #expect(await second.value == 0)
+            await first.value
         }
     }
 

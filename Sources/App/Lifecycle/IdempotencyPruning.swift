@@ -1,0 +1,23 @@
+import Coordination
+import Interactions
+import Postgres
+
+/// Hourly housekeeping: deletes idempotency records older than 25 hours. Cancelled at graceful shutdown.
+struct IdempotencyPruning: Service {
+    let pool: PostgresPool
+    let logger: Logger
+
+    func run() async {
+        let writes = IdempotentWrites(pool: pool)
+        let logger = logger
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(3600))
+                if Task.isCancelled { return }
+                do { _ = try await writes.prune() } catch {
+                    logger.warning("idempotency pruning failed", ["error": "\(error)"])
+                }
+            }
+        }
+    }
+}

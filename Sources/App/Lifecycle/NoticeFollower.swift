@@ -1,0 +1,92 @@
+import Accounts
+import Coordination
+import Feeds
+import Foundation
+import Interactions
+import Postgres
+
+/// The LISTEN connection and what follows it, as one service: change notices from every replica (this one
+/// included) applied to the feed caches, to the interaction event streams and to revoked sessions' streams — each
+/// channel by one task of its own, so each keeps the notices' order. At graceful shutdown the listener stops, which
+/// ends the notice streams, and `run()` returns once every follower is done.
+struct NoticeFollower: Service {
+    private typealias Subscriptions = (feeds: AsyncStream<ListenerEvent>, interactions: AsyncStream<ListenerEvent>,
+                                       revocations: AsyncStream<ListenerEvent>)
+    let listener: PostgresListener
+    let services: Services
+    let logger: Logger
+    /// Guards the notice streams subscribed in `prepare()` until `run()` takes them.
+    private let subscriptions = Locked<Subscriptions?>(nil)
+
+    init(listener: PostgresListener, services: Services, logger: Logger) {
+        self.listener = listener
+        self.services = services
+        self.logger = logger
+    }
+
+    /// Subscribes before the listener starts, so no notice falls before a follower exists.
+    func prepare() async throws {
+        let streams = (listener.notifications(), listener.notifications(), listener.notifications())
+        subscriptions.withLock { $0 = streams }
+        listener.start()
+    }
+
+    func run() async {
+        guard let (feedNotices, interactionNotices, revocationNotices) = subscriptions.withLock({ $0.take() }) else { return }
+        let feeds = services.feeds
+        let interactions = services.interactionEvents
+        let accounts = services.accounts
+        let tokens = services.tokens
+        let logger = logger
+        let listener = listener
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                try? await gracefulShutdown()
+                await listener.stop()
+            }
+            group.addTask {
+                await Self.follow(feedNotices, channel: FeedStore.channel, apply: feeds.apply(notice:)) {
+                    logger.warning("change-notice listener reconnected; dropping feed caches")
+                    await feeds.invalidateAll()
+                }
+            }
+            group.addTask {
+                await Self.follow(interactionNotices, channel: InteractionStore.channel,
+                                  apply: interactions.handle(notice:), afterReconnect: interactions.catchUp)
+            }
+            // A revoked session's streams end on every replica; after a reconnect, live streams' sessions are
+            // checked in one query, for revocations whose notices were missed.
+            group.addTask {
+                await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
+                    guard let session = UUID(uuidString: payload) else { return }
+                    interactions.endStreams(ofSession: session)
+                    // The revoked token may sit in this replica's cache: drop it (the cache knows tokens, not
+                    // sessions, so all of it), and REST calls with it are refused now rather than within 5 s.
+                    await tokens.forgetAll()
+                }, afterReconnect: {
+                    do {
+                        for session in try await accounts.endedSessions(among: interactions.sessionsWithStreams) {
+                            interactions.endStreams(ofSession: session)
+                        }
+                    } catch {
+                        logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])
+                    }
+                })
+            }
+        }
+    }
+
+    /// Hands each notice on `channel` to `apply`, in order, and runs `afterReconnect` when the listener had to
+    /// reconnect (notices may have been missed meanwhile).
+    private static func follow(_ events: AsyncStream<ListenerEvent>, channel: String,
+                               apply: @Sendable (String) async -> Void,
+                               afterReconnect: @Sendable () async -> Void) async {
+        for await event in events {
+            switch event {
+            case .notification(let notice) where notice.channel == channel: await apply(notice.payload)
+            case .reconnected: await afterReconnect()
+            default: break
+            }
+        }
+    }
+}
