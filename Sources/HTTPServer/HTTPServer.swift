@@ -46,6 +46,7 @@ public final class HTTPServer: Sendable {
             }
         }
         state.withLock { $0 = .running(handle, port: port, sweeper: sweeper) }
+        core.listening.store(true, ordering: .releasing)
         return port
     }
 
@@ -55,6 +56,11 @@ public final class HTTPServer: Sendable {
             if case .running(_, let port, _) = state { return port }
             return nil
         }
+    }
+
+    /// Whether new connections are taken: from `start()` until shutdown closes the listening socket.
+    public var isAcceptingConnections: Bool {
+        core.listening.load(ordering: .acquiring)
     }
 
     /// Requests whose responder is still running.
@@ -105,6 +111,7 @@ public final class HTTPServer: Sendable {
                               deadline: Duration) async {
         core.draining.store(true, ordering: .relaxed)
         handle.stopAccepting()
+        core.listening.store(false, ordering: .releasing)
         sweeper?.cancel()
         let end = ContinuousClock.now + deadline
         _ = await core.requests.waitUntilEmpty(until: end)

@@ -19,6 +19,8 @@ final class ServerCore: Sendable {
     private let nextID = Atomic<UInt64>(1)
     /// Set when shutdown begins: responses carry `Connection: close`.
     let draining = Atomic<Bool>(false)
+    /// Whether the listening socket is open: set once bound, cleared once shutdown closed it.
+    let listening = Atomic<Bool>(false)
     /// Set at the end of shutdown: new requests are refused at once, without suspending.
     let refusing = Atomic<Bool>(false)
     /// libmicrohttpd threads between their last `refusing` check and registering the suspended request in `requests`.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import SwitchboardClient
 import Testing
 
@@ -219,10 +220,14 @@ struct ClientEventStreamTests {
             let received = ReceivedEvents()
             let consumer = Task { await received.collect(client.events(for: id)) }
             #expect(await eventually { received.lastState != nil })
-            try await Task.sleep(for: .milliseconds(3500))
             if silent {
-                #expect(proxy.connections >= 3, "nothing for a second: the connection was presumed dead and replaced")
+                #expect(await eventually(timeout: .seconds(15)) { proxy.connections >= 3 },
+                        "nothing for a second: the connection was presumed dead and replaced, again and again")
             } else {
+                // Ten heartbeats later (three of the client's 1 s idle timeouts), still the one connection.
+                let heartbeat = ServerSentEvent.comment("heartbeat").count
+                let start = proxy.bytesFromServer
+                #expect(await eventually(timeout: .seconds(15)) { proxy.bytesFromServer - start >= 10 * heartbeat })
                 #expect(proxy.connections == 1, "a heartbeat every 300 ms keeps the one connection alive")
             }
             try await Self.send(app, "still here", to: id, token: who.agent)

@@ -42,7 +42,10 @@ struct SignalTests {
         let inFlight = (0 ..< 20).map { _ in
             Task { try await request(port: server.port, "GET", "/_test/sleep?ms=1500") }
         }
-        try await Task.sleep(for: .milliseconds(400))
+        // SIGTERM only once all 20 are being answered.
+        #expect(await eventually {
+            (try? await request(port: server.port, "GET", "/_test/sleeping"))?.text == #"{"sleeping":20}"#
+        })
         server.child.signal(SIGTERM)
         for task in inFlight {
             let response = try await task.value

@@ -61,6 +61,11 @@ final class SocketReactor: Sendable {
         }
     }
 
+    /// Whether a task waits on `fd` now (so a test acts only once the wait is armed, not after a guessed pause).
+    func hasWaiter(on fd: Int32) -> Bool {
+        table.withLock { $0.waiters[fd] != nil }
+    }
+
     /// Fails the wait pending on `fd`, if any, with `error` (a statement deadline that passed with no answer).
     func interrupt(_ fd: Int32, with error: any Error) {
         let waiter = table.withLock { $0.waiters.removeValue(forKey: fd) }
