@@ -23,6 +23,10 @@ if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
     exit 1
 fi
 
+echo "== doc comments" >&2
+# Every public declaration carries a `///` comment; the checker uses only the standard library.
+python3 -I scripts/check-docs.py Sources
+
 echo "== python tools" >&2
 # The project's own environment; the isolation check runs with a poisoned PYTHONPATH and user site (an
 # openapi_spec_validator that refuses to import) to show that nothing outside .venv is read.

@@ -12,9 +12,13 @@ public struct AccountStore: Sendable {
     /// A newly created tenant with its first API key.
     /// Encodes as the admin API and the command line both print it: `id`, `name`, `api_key_id`, `api_key`.
     public struct NewTenant: Sendable, Encodable {
+        /// The tenant's id.
         public let id: UUID
+        /// The tenant's name, as given.
         public let name: String
+        /// The id of the first API key, for revoking it later.
         public let apiKeyID: UUID
+        /// The first API key itself (`sbk_…`); shown only here, since only its hash is stored.
         public let apiKey: String
 
         enum CodingKeys: String, CodingKey {
@@ -32,15 +36,21 @@ public struct AccountStore: Sendable {
 
     /// A newly issued API key.
     public struct NewKey: Sendable {
+        /// The key's id, for revoking it.
         public let id: UUID
+        /// The key itself (`sbk_…`); shown only here, since only its hash is stored.
         public let apiKey: String
+        /// When the key was issued.
         public let createdAt: Date
     }
 
     /// A newly opened session.
     public struct NewSession: Sendable {
+        /// The session's id, for revoking it; not a credential.
         public let id: UUID
+        /// The bearer token (`sbs_…`) the app sends; shown only here, since only its hash is stored.
         public let token: String
+        /// When the session stops being accepted (opening time plus its TTL).
         public let expiresAt: Date
     }
 

@@ -19,6 +19,7 @@ public enum AuthError: Error, ProblemConvertible, Equatable {
 
     static let realm = #"Bearer realm="switchboard""#
 
+    /// The 401 or 403 problem for this error; a 401 carries an RFC 6750 `WWW-Authenticate` challenge.
     public var problem: Problem {
         switch self {
         case .missing:

@@ -65,6 +65,7 @@ public struct Principal: Sendable, Hashable {
 
 /// The request attribute under which the authenticated principal travels to handlers.
 public enum PrincipalKey: RequestAttributeKey {
+    /// Handlers read a ``Principal`` under this key.
     public typealias Value = Principal
 }
 

@@ -6,6 +6,7 @@ import Coordination
 public enum LogLevel: String, Sendable, CaseIterable, Comparable {
     case debug, info, warning, error
 
+    /// Orders levels by severity: `debug` < `info` < `warning` < `error`.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }

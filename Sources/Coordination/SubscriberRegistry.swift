@@ -50,10 +50,10 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
         return byKey
     }
 
-    /// The current subscribers of `key`, as a snapshot.
     /// Every key's subscribers (a copy-on-write snapshot).
     var everyone: [Key: [UInt64: Continuation]] { byKey }
 
+    /// The current subscribers of `key`, as a snapshot.
     func subscribers(of key: Key) -> [UInt64: Continuation] {
         byKey[key] ?? [:]
     }

@@ -2,12 +2,19 @@ import Foundation
 
 /// One item of a feed, as the API shows it.
 public struct FeedItem: Sendable, Codable, Equatable {
+    /// The item's id (a lower-case UUID).
     public var id: String
+    /// The headline (1–500 characters).
     public var title: String
+    /// The item's text; empty when none was given.
     public var body: String
+    /// The link the item points to (an absolute http(s) URL); nil when it has none.
     public var url: String?
+    /// An image to show with the item (an absolute http(s) URL); nil when it has none.
     public var imageURL: String?
+    /// The publication time, which orders the feed (newest first); the creation time unless the writer set one.
     public var publishedAt: Date
+    /// When the item was created or last changed.
     public var updatedAt: Date
 
     enum CodingKeys: String, CodingKey {
@@ -30,7 +37,9 @@ public struct FeedItem: Sendable, Codable, Equatable {
 
 /// A feed's address: its tenant and key.
 public struct FeedAddress: Sendable, Hashable {
+    /// The tenant that owns the feed.
     public let tenantID: UUID
+    /// The feed's key within its tenant (see ``isValidKey(_:)``).
     public let key: String
 
     /// The address of feed `key` of `tenantID`.

@@ -18,8 +18,11 @@ public enum FeedPageResult: Sendable {
 
 /// Which page of which feed.
 public struct FeedPageKey: Sendable, Hashable {
+    /// The feed the page belongs to.
     public let feed: FeedAddress
+    /// The most items the page holds.
     public let limit: Int
+    /// The page starts after this position; nil for the newest items.
     public let cursor: FeedCursor?
 
     /// The page of `feed` with at most `limit` items, after `cursor` (nil: the newest).

@@ -54,10 +54,15 @@ public struct FeedStore: Sendable {
 
     /// The fields of a new item.
     public struct NewItem: Sendable {
+        /// The headline.
         public var title: String
+        /// The item's text (may be empty).
         public var body: String
+        /// The link the item points to; nil for none.
         public var url: String?
+        /// An image to show with the item; nil for none.
         public var imageURL: String?
+        /// The publication time; nil for the database's current time.
         public var publishedAt: Date?
     }
 
@@ -81,12 +86,19 @@ public struct FeedStore: Sendable {
 
     /// The fields a PATCH may change; nil leaves a field as it is (`clearURL`/`clearImageURL` set it to null).
     public struct Changes: Sendable {
+        /// The new headline; nil keeps it.
         public var title: String?
+        /// The new text; nil keeps it.
         public var body: String?
+        /// The new link; nil keeps it (see ``clearURL``).
         public var url: String?
+        /// Sets the link to null; takes precedence over ``url``.
         public var clearURL = false
+        /// The new image link; nil keeps it (see ``clearImageURL``).
         public var imageURL: String?
+        /// Sets the image link to null; takes precedence over ``imageURL``.
         public var clearImageURL = false
+        /// The new publication time, which moves the item in the feed's order; nil keeps it.
         public var publishedAt: Date?
     }
 

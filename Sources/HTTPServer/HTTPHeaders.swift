@@ -2,6 +2,7 @@
 ///
 /// Names keep the case they were given; lookups compare ASCII case-insensitively.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    /// One field: its name, in the case it was given, and its value.
     public typealias Element = (name: String, value: String)
 
     @usableFromInline var fields: [Element]
@@ -9,6 +10,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// An empty header list.
     public init() { fields = [] }
 
+    /// The fields of the literal, in its order, e.g. `["Content-Type": "text/plain"]`.
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { (name: $0.0, value: $0.1) }
     }
@@ -30,6 +32,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.append((name: name, value: value))
     }
 
+    /// How many fields there are, counting each repetition of a name.
     public var count: Int { fields.count }
 
     public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }

@@ -10,6 +10,7 @@ public struct HTTPServerService: Service, CustomStringConvertible {
     public let shutdownDeadline: Duration
     /// Told the bound port once the server listens.
     private let onBound: @Sendable (Int) -> Void
+    /// The name given at creation; it appears in the service group's errors.
     public let description: String
 
     /// `name` appears in the service group's errors.
@@ -21,10 +22,12 @@ public struct HTTPServerService: Service, CustomStringConvertible {
         self.onBound = onBound
     }
 
+    /// Starts the server and reports its port to `onBound`; throws when it cannot listen.
     public func prepare() async throws {
         onBound(try server.start())
     }
 
+    /// Waits for graceful shutdown (or cancellation), then drains the server within ``shutdownDeadline``.
     public func run() async {
         try? await gracefulShutdown()
         await server.shutdown(deadline: shutdownDeadline)

@@ -2,8 +2,11 @@
 ///
 /// `next_cursor` is always present, `null` on the last page, so clients can rely on the shape.
 public struct PageBody<Item: Encodable>: Encodable {
+    /// The page's items, in the list's order.
     public let items: [Item]
+    /// Continues after the page's last item; nil (encoded as `null`) on the last page.
     public let nextCursor: String?
+    /// Whether more items follow this page.
     public let hasMore: Bool
 
     /// A page of `items`; `nextCursor` continues after the last one when there are more.

@@ -57,6 +57,7 @@ public protocol ProblemConvertible: Error {
 }
 
 extension Problem: ProblemConvertible {
+    /// The problem itself.
     public var problem: Problem { self }
 }
 

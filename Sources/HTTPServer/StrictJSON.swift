@@ -10,7 +10,9 @@
 public enum StrictJSON {
     /// Why a body was refused, and where (`field` is a dotted path such as `items.2.title`, nil for the body itself).
     public struct Violation: Error, Equatable, Sendable {
+        /// What is wrong, for a person to read; it becomes the 400's `detail`.
         public let message: String
+        /// Where: a dotted path such as `items.2.title`, nil for the body itself; it becomes the 400's `parameter`.
         public let field: String?
 
         /// A violation `message` at `field`.

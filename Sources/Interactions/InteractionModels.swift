@@ -2,12 +2,19 @@ import Foundation
 
 /// An interaction as the API shows it.
 public struct Interaction: Sendable, Codable, Equatable {
+    /// The interaction's id (a lower-case UUID).
     public var id: String
+    /// The user id of the customer who opened it (their session's `user_id`).
     public var customerID: String
+    /// What it is about, as the customer gave it; nil when they gave none.
     public var subject: String?
+    /// Where it is in its life: `started`, then `ended` or `failed`.
     public var state: InteractionState
+    /// Why it failed, as the agent gave it; nil unless `state` is `failed`.
     public var failureReason: String?
+    /// When it was opened.
     public var createdAt: Date
+    /// When it ended or failed; nil while it is `started`.
     public var endedAt: Date?
 
     enum CodingKeys: String, CodingKey {
@@ -30,11 +37,17 @@ public struct Interaction: Sendable, Codable, Equatable {
 
 /// A message of an interaction (stored as a `message` event; `seq` orders them).
 public struct InteractionMessage: Sendable, Codable, Equatable {
+    /// The message's place in the interaction's event log (also its SSE event id).
     public var seq: Int64
+    /// The message's id (a lower-case UUID).
     public var id: String
+    /// The user id of the session that sent it.
     public var senderID: String
+    /// The sender's role: `customer` or `agent`.
     public var senderRole: String
+    /// The text, as sent.
     public var text: String
+    /// When it was stored.
     public var createdAt: Date
 
     enum CodingKeys: String, CodingKey {

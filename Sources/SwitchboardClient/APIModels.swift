@@ -2,9 +2,14 @@ import Foundation
 
 /// A problem reported by the server (RFC 9457 problem details).
 public struct APIProblem: Decodable, Sendable, Equatable {
+    /// A URI reference naming the problem type, e.g. `/problems/not-found`; `about:blank` when the error response
+    /// carried no problem details.
     public let type: String
+    /// A short summary of the problem type, the same for every occurrence.
     public let title: String
+    /// The HTTP status code.
     public let status: Int
+    /// What went wrong this time, for a person to read; nil when the server gave no detail.
     public let detail: String?
 }
 
@@ -21,12 +26,19 @@ public enum SwitchboardError: Error, Sendable {
 
 /// One item of a feed.
 public struct FeedItem: Decodable, Sendable, Equatable {
+    /// The item's id (a lower-case UUID).
     public let id: String
+    /// The headline.
     public let title: String
+    /// The item's text; empty when it has none.
     public let body: String
+    /// The link the item points to (an absolute http(s) URL); nil when it has none.
     public let url: String?
+    /// An image to show with the item (an absolute http(s) URL); nil when it has none.
     public let imageURL: String?
+    /// The publication time, which orders the feed (newest first).
     public let publishedAt: Date
+    /// When the item was created or last changed.
     public let updatedAt: Date
 
     enum CodingKeys: String, CodingKey {
@@ -36,6 +48,7 @@ public struct FeedItem: Decodable, Sendable, Equatable {
 
 /// One page of a list; `nextCursor` continues after it while `hasMore`.
 public struct Page<Item: Decodable & Sendable & Equatable>: Decodable, Sendable, Equatable {
+    /// The page's items, in the list's order: newest first for feeds and interactions, oldest first for messages.
     public let items: [Item]
     /// Pass it as `cursor` to get the next page; opaque.
     public let nextCursor: String?
@@ -50,12 +63,19 @@ public struct Interaction: Decodable, Sendable, Equatable {
     /// Where an interaction is in its life.
     public enum State: String, Decodable, Sendable { case started, ended, failed }
 
+    /// The interaction's id (a lower-case UUID).
     public let id: String
+    /// The user id of the customer who opened it.
     public let customerID: String
+    /// What it is about, as the customer gave it; nil when they gave none.
     public let subject: String?
+    /// Where it is in its life: `started`, then `ended` or `failed`.
     public let state: State
+    /// Why it failed, as the agent gave it; nil unless `state` is `failed`.
     public let failureReason: String?
+    /// When it was opened.
     public let createdAt: Date
+    /// When it ended or failed; nil while it is `started`.
     public let endedAt: Date?
 
     enum CodingKeys: String, CodingKey {
@@ -70,10 +90,15 @@ public struct Message: Decodable, Sendable, Equatable {
     /// (``SwitchboardClient/allMessages(in:pageSize:)``) and live events (``SwitchboardClient/events(for:)``)
     /// can be merged without duplicates.
     public let seq: Int64
+    /// The message's id (a lower-case UUID).
     public let id: String
+    /// The user id of the sender.
     public let senderID: String
+    /// The sender's role: `customer` or `agent`.
     public let senderRole: String
+    /// The text, as sent.
     public let text: String
+    /// When it was stored.
     public let createdAt: Date
 
     enum CodingKeys: String, CodingKey {
@@ -86,9 +111,13 @@ public struct Session: Decodable, Sendable, Equatable {
     /// Who a session acts as.
     public enum Role: String, Decodable, Sendable { case customer, agent }
 
+    /// The user the session acts for, as the tenant's backend named them.
     public let userID: String
+    /// Whether the user acts as a customer or as an agent.
     public let role: Role
+    /// The tenant (host app) the session belongs to (a lower-case UUID).
     public let tenantID: String
+    /// When the session stops being accepted; the tenant's backend must then open a new one.
     public let expiresAt: Date
 
     enum CodingKeys: String, CodingKey {

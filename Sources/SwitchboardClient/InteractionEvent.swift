@@ -22,7 +22,9 @@ public enum InteractionEvent: Sendable, Equatable {
     public struct StateChange: Sendable, Equatable {
         /// The log position this state is current at.
         public let seq: Int64
+        /// The interaction's state from this event on.
         public let state: Interaction.State
+        /// Why the interaction failed; nil unless `state` is `failed`.
         public let failureReason: String?
         /// Set on the snapshot only.
         public let subject: String?
@@ -37,19 +39,29 @@ public enum InteractionEvent: Sendable, Equatable {
 
     /// A medium's new state.
     public struct MediaChange: Sendable, Equatable {
+        /// The change's place in the interaction's event log.
         public let seq: Int64
+        /// Which medium changed.
         public let kind: MediaKind
+        /// The medium's new state.
         public let state: MediaState
+        /// The user id of the sender who reported the change.
         public let senderID: String
+        /// The sender's role: `customer` or `agent`.
         public let senderRole: String
+        /// When the change was stored.
         public let createdAt: Date
     }
 
     /// A typing indicator; treat it as stale after `expiresIn`, as no "stopped" may follow.
     public struct TypingIndicator: Sendable, Equatable {
+        /// Whether the sender is typing now; false when they stopped.
         public let isTyping: Bool
+        /// The user id of the sender.
         public let senderID: String
+        /// The sender's role: `customer` or `agent`.
         public let senderRole: String
+        /// How long after its arrival the indicator stays current (the server sends 5 seconds).
         public let expiresIn: Duration
     }
 

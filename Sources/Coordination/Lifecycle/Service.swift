@@ -14,5 +14,6 @@ public protocol Service: Sendable {
 }
 
 extension Service {
+    /// Does nothing: most services need no preparation.
     public func prepare() async throws {}
 }
