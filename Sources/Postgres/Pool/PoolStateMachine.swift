@@ -1,8 +1,12 @@
-/// The bookkeeping of a connection pool as a pure value: slots, idle connections, and the FIFO of waiters.
+/// The bookkeeping of a connection pool as a pure value: slots, idle connections, and the FIFO of waiters with
+/// their deadlines.
 ///
-/// It never opens, checks or closes a connection itself; each event returns what the pool must do. A slot is
-/// counted as leased from the moment it is granted, including while its connection is being opened, so the pool
-/// never exceeds `maxConnections`.
+/// It never opens, checks or closes a connection itself, and never reads a clock; each event returns what the pool
+/// must do. A slot is counted as leased from the moment it is granted, including while its connection is being
+/// opened, so the pool never exceeds `maxConnections`. Waiter timeouts are events too: the pool keeps one timer,
+/// armed when ``acquire(waiter:deadline:)`` or ``timerFired(at:)`` says so, and reports its firing to
+/// ``timerFired(at:)``. Every waiter gets the same timeout, so deadlines follow queue order and the head's is the
+/// next to pass.
 struct PoolStateMachine<Connection> {
     /// What an acquirer receives: an idle connection to verify, or a free slot to open a connection in.
     enum Grant {
@@ -13,8 +17,9 @@ struct PoolStateMachine<Connection> {
     /// What the pool does after ``acquire(waiter:)``.
     enum AcquireAction {
         case grant(Grant)
-        /// The waiter was queued; it is resumed by a later release, or removed by ``removeWaiter(_:)``.
-        case wait
+        /// The waiter was queued; it is resumed by a later release, or removed by ``removeWaiter(_:)`` or
+        /// ``timerFired(at:)``. `armTimer`: the pool's waiter timer is idle; arm it to fire at that instant.
+        case wait(armTimer: ContinuousClock.Instant?)
         case fail(PostgresError.Kind)
     }
 
@@ -27,8 +32,10 @@ struct PoolStateMachine<Connection> {
     let maxConnections: Int
     private(set) var idle: [Connection] = []
     private(set) var leased = 0
-    private(set) var waiters: [UInt64] = []
+    private(set) var waiters: [(id: UInt64, deadline: ContinuousClock.Instant)] = []
     private(set) var isClosed = false
+    /// Whether the pool's waiter timer is armed (it fires once, then ``timerFired(at:)`` says whether to re-arm).
+    private(set) var timerArmed = false
 
     init(maxConnections: Int) {
         precondition(maxConnections > 0, "a pool needs at least one connection")
@@ -40,8 +47,9 @@ struct PoolStateMachine<Connection> {
         PostgresPoolStats(size: idle.count + leased, inUse: leased, idle: idle.count, waiters: waiters.count)
     }
 
-    /// A task wants a connection: reuse the most recently used idle one, open one in a free slot, or queue.
-    mutating func acquire(waiter: UInt64) -> AcquireAction {
+    /// A task wants a connection: reuse the most recently used idle one, open one in a free slot, or queue until
+    /// `deadline`.
+    mutating func acquire(waiter: UInt64, deadline: ContinuousClock.Instant) -> AcquireAction {
         if isClosed { return .fail(.poolClosed) }
         if let connection = idle.popLast() {
             leased += 1
@@ -51,8 +59,22 @@ struct PoolStateMachine<Connection> {
             leased += 1
             return .grant(.openSlot)
         }
-        waiters.append(waiter)
-        return .wait
+        waiters.append((waiter, deadline))
+        guard !timerArmed else { return .wait(armTimer: nil) }
+        timerArmed = true
+        return .wait(armTimer: waiters[0].deadline)
+    }
+
+    /// The waiter timer fired at `now`: the waiters whose deadline has passed (oldest first), which time out, and
+    /// when the timer must fire next (nil: nobody waits, and it stays idle until the next queued waiter).
+    mutating func timerFired(at now: ContinuousClock.Instant) -> (expired: [UInt64], next: ContinuousClock.Instant?) {
+        var expired: [UInt64] = []
+        while let head = waiters.first, head.deadline <= now {
+            expired.append(head.id)
+            waiters.removeFirst()
+        }
+        timerArmed = !waiters.isEmpty
+        return (expired, waiters.first?.deadline)
     }
 
     /// A leased connection comes back; `reusable` is false when it is broken or was left inside a transaction.
@@ -63,7 +85,7 @@ struct PoolStateMachine<Connection> {
             return ReleaseAction(close: connection)
         }
         if !waiters.isEmpty {
-            return ReleaseAction(grant: (waiters.removeFirst(), .connection(connection)))
+            return ReleaseAction(grant: (waiters.removeFirst().id, .connection(connection)))
         }
         leased -= 1
         idle.append(connection)
@@ -73,14 +95,14 @@ struct PoolStateMachine<Connection> {
     /// A leased slot holds no connection any more (opening it failed, or its connection was discarded):
     /// the first waiter may open one in it.
     mutating func slotFreed() -> ReleaseAction {
-        if !isClosed && !waiters.isEmpty { return ReleaseAction(grant: (waiters.removeFirst(), .openSlot)) }
+        if !isClosed && !waiters.isEmpty { return ReleaseAction(grant: (waiters.removeFirst().id, .openSlot)) }
         leased -= 1
         return ReleaseAction()
     }
 
-    /// A waiter gives up (timeout or cancellation); returns whether it was still queued and must be failed.
+    /// A waiter gives up (its task was cancelled); returns whether it was still queued and must be failed.
     mutating func removeWaiter(_ waiter: UInt64) -> Bool {
-        guard let index = waiters.firstIndex(of: waiter) else { return false }
+        guard let index = waiters.firstIndex(where: { $0.id == waiter }) else { return false }
         waiters.remove(at: index)
         return true
     }
@@ -92,7 +114,7 @@ struct PoolStateMachine<Connection> {
             idle = []
             waiters = []
         }
-        return (idle, waiters)
+        return (idle, waiters.map(\.id))
     }
 }
 

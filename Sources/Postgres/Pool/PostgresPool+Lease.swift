@@ -20,12 +20,13 @@ extension PostgresPool {
             state.lastWaiterID += 1
             return state.lastWaiterID
         }
+        let deadline = ContinuousClock.now + acquireTimeout
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
                 // Checked under the lock so a cancellation handler that ran before the waiter was queued is not lost.
                 let action = state.withLock { state -> PoolStateMachine<PostgresConnection>.AcquireAction? in
                     if Task.isCancelled { return nil }
-                    let action = state.machine.acquire(waiter: waiter)
+                    let action = state.machine.acquire(waiter: waiter, deadline: deadline)
                     if case .wait = action { state.continuations[waiter] = continuation }
                     return action
                 }
@@ -36,8 +37,8 @@ extension PostgresPool {
                     continuation.resume(returning: grant)
                 case .fail(let kind):
                     continuation.resume(throwing: PostgresError(kind, "the pool is closed"))
-                case .wait:
-                    startTimer(for: waiter)
+                case .wait(let armTimer):
+                    if let armTimer { armWaiterTimer(at: armTimer) }
                 }
             }
         } onCancel: {
@@ -45,26 +46,28 @@ extension PostgresPool {
         }
     }
 
-    private func startTimer(for waiter: UInt64) {
-        let timeout = acquireTimeout
-        let timer = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }
-            self.abandon(waiter, with: PostgresError(.poolTimeout, "no connection became free within \(timeout)"))
+    /// Arms the pool's one waiter timer (an entry in the shared ``DeadlineTimer``, not a task per waiter).
+    private func armWaiterTimer(at deadline: ContinuousClock.Instant) {
+        _ = DeadlineTimer.shared.schedule(after: max(.zero, deadline - .now)) { [weak self] in self?.waiterTimerFired() }
+    }
+
+    /// Fails the waiters whose deadline passed, and re-arms the timer for the next one, as the machine decides.
+    private func waiterTimerFired() {
+        let (expired, next) = state.withLock { state in
+            let (expired, next) = state.machine.timerFired(at: .now)
+            return (expired.map { state.take($0) }, next)
         }
-        let alreadyResumed = state.withLock { state in
-            guard state.continuations[waiter] != nil else { return true }
-            state.timers[waiter] = timer
-            return false
+        if let next { armWaiterTimer(at: next) }
+        for continuation in expired {
+            continuation?.resume(throwing: PostgresError(.poolTimeout, "no connection became free within \(acquireTimeout)"))
         }
-        if alreadyResumed { timer.cancel() }
     }
 
     /// Fails a waiter that is still queued; one that already got a grant keeps it.
     private func abandon(_ waiter: UInt64, with error: any Error) {
-        let (continuation, timer) = state.withLock { state in
-            state.machine.removeWaiter(waiter) ? state.take(waiter) : (nil, nil)
+        let continuation = state.withLock { state in
+            state.machine.removeWaiter(waiter) ? state.take(waiter) : nil
         }
-        timer?.cancel()
         continuation?.resume(throwing: error)
     }
 }

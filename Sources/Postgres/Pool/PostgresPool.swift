@@ -13,12 +13,11 @@ public final class PostgresPool: Sendable {
     struct State {
         var machine: PoolStateMachine<PostgresConnection>
         var continuations: [UInt64: CheckedContinuation<Grant, any Error>] = [:]
-        var timers: [UInt64: Task<Void, Never>] = [:]
         var lastWaiterID: UInt64 = 0
 
-        /// Removes a waiter's continuation and timer, to resume it outside the lock.
-        mutating func take(_ waiter: UInt64) -> (CheckedContinuation<Grant, any Error>?, Task<Void, Never>?) {
-            (continuations.removeValue(forKey: waiter), timers.removeValue(forKey: waiter))
+        /// Removes a waiter's continuation, to resume it outside the lock.
+        mutating func take(_ waiter: UInt64) -> CheckedContinuation<Grant, any Error>? {
+            continuations.removeValue(forKey: waiter)
         }
     }
 
@@ -26,7 +25,7 @@ public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
     /// How long a caller waits for a connection when all are in use.
     public let acquireTimeout: Duration
-    /// Guards the slot bookkeeping, the queued waiters' continuations, and their timeout timers.
+    /// Guards the slot bookkeeping and the queued waiters' continuations.
     let state: Locked<State>
 
     /// Creates an empty pool; no connection is opened until the first lease.
@@ -67,8 +66,7 @@ public final class PostgresPool: Sendable {
             return (idle, waiterIDs.map { state.take($0) })
         }
         for connection in idle { connection.close() }
-        for (continuation, timer) in waiters {
-            timer?.cancel()
+        for continuation in waiters {
             continuation?.resume(throwing: PostgresError(.poolClosed, "the pool was closed"))
         }
     }
@@ -89,8 +87,7 @@ public final class PostgresPool: Sendable {
         action.close?.close()
         guard let (waiter, grant) = action.grant else { return }
         // The machine already dequeued the waiter, so a racing timeout or cancellation leaves this continuation to us.
-        let (continuation, timer) = state.withLock { $0.take(waiter) }
-        timer?.cancel()
+        let continuation = state.withLock { $0.take(waiter) }
         continuation?.resume(returning: grant)
     }
 }
