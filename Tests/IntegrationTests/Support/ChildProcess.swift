@@ -23,8 +23,9 @@ final class ChildProcess: @unchecked Sendable { // `status` is guarded by `lock`
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
+        // Nothing else of this process reaches the child: a test's socket it inherited would stay open after the
+        // test closed it (no FIN, so the server under test would never see that client leave).
+        guard ChildProcess.addCloseFrom(&actions, 3) == 0 else { throw ChildProcessError.spawn(errno) }
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -44,6 +45,14 @@ final class ChildProcess: @unchecked Sendable { // `status` is guarded by `lock`
     }
 
     deinit { close(output) }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which the Glibc module does not export.
+    private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32 = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("posix_spawn_file_actions_addclosefrom_np is missing: glibc 2.34 or newer is needed")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
+    }()
 
     /// Reads what is available (blocking until something is); nil at end of output.
     func readChunk() -> [UInt8]? {

@@ -15,7 +15,7 @@ enum Loopback {
 
     /// A socket listening on 127.0.0.1, and the port the kernel chose for it.
     static func listener() -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = address(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
@@ -36,6 +36,7 @@ enum Loopback {
                     close(listener)
                     return
                 }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                 Thread { serve(client) }.start()
             }
         }.start()
@@ -55,7 +56,7 @@ enum Loopback {
 
     /// A socket connected to 127.0.0.1:`port`, or nil.
     static func connection(to port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = address(port: port)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

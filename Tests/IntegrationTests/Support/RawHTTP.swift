@@ -28,7 +28,7 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
 
     /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, to act as another client) if given.
     init(port: Int, receiveBuffer: Int32? = nil, source: String? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
