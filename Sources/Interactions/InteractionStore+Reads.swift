@@ -25,6 +25,10 @@ extension InteractionStore {
     public func markRead(through eventID: Int64, by principal: Principal, in id: UUID,
                          on connection: PostgresConnection) async throws -> ReadPosition {
         guard let role = principal.role, let reader = principal.userID else { throw InteractionRequest.notFound }
+        // A position already at or past `eventID` stays as it is: answer without queueing on the row lock (apps mark
+        // read whenever they show a conversation). The log's last id only grows, so the check holds.
+        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionRequest.notFound }
+        if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
         guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
         guard eventID <= locked.lastSeq else { throw InteractionStreamRoute.unknownEventID(locked.lastSeq, parameter: "event_id") }
         if eventID > 0 {
@@ -46,13 +50,24 @@ extension InteractionStore {
 
     /// The read position of the session `principal` in `id`, with the other side's messages after it.
     public func position(of principal: Principal, in id: UUID, on connection: PostgresConnection) async throws -> ReadPosition {
+        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionRequest.notFound }
+        return standing.position
+    }
+
+    /// The log's last id and `principal`'s read position in `id`, or nil when `principal` may not see it.
+    private func standing(of principal: Principal, in id: UUID,
+                          on connection: PostgresConnection) async throws -> (lastSeq: Int64, position: ReadPosition)? {
         let rows = try await connection.query("""
-            SELECT position.read_through,
+            SELECT i.last_seq, position.read_through,
                    (SELECT count(*) FROM interaction_events e
-                    WHERE e.interaction_id = $1::uuid AND e.kind = 'message' AND e.payload->>'sender_role' <> $2::text
+                    WHERE e.interaction_id = i.id AND e.kind = 'message' AND e.payload->>'sender_role' <> $4::text
                       AND e.seq > position.read_through) AS unread_count
-            FROM (SELECT \(InteractionStore.readThrough(of: "$1::uuid", side: "$2::text", reader: "$3::text")) AS read_through) position
-            """, [id] + InteractionStore.perspective(principal))
-        return ReadPosition(readThrough: try rows[0].decode("read_through"), unreadCount: try rows[0].decode("unread_count"))
+            FROM interactions i,
+                 LATERAL (SELECT \(InteractionStore.readThrough(of: "i.id", side: "$4::text", reader: "$5::text")) AS read_through) position
+            WHERE i.id = $1::uuid AND i.tenant_id = $2::uuid AND ($3::text IS NULL OR i.customer_id = $3)
+            """, [id, principal.tenantID, InteractionStore.customerScope(principal)] + InteractionStore.perspective(principal))
+        guard let row = rows.first else { return nil }
+        return (try row.decode("last_seq"), ReadPosition(readThrough: try row.decode("read_through"),
+                                                         unreadCount: try row.decode("unread_count")))
     }
 }

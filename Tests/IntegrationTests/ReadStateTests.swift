@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import TestSupport
 import Testing
 
@@ -127,6 +128,26 @@ struct ReadStateTests {
         #expect(try await Self.read(app, id, "sbs_unknown", 1).status == 401)
         let stored = try await app.database.query("SELECT count(*) AS n FROM interaction_reads")
         #expect(try stored[0].decode("n", as: Int64.self) == 0)
+        await app.stop()
+    }
+
+    /// A read that changes nothing does not queue behind writers on the interaction's row lock.
+    @Test func aReadThatChangesNothingTakesNoLock() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let seq = try await Self.post(app, id, who.agent, "Hello")
+        #expect(try await Self.read(app, id, who.alice, seq).status == 200)
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 1)
+        let answered = try await pool.withTransaction { connection in
+            _ = try await connection.query("SELECT 1 FROM interactions WHERE id = $1::uuid FOR UPDATE", [UUID(uuidString: id)])
+            let started = ContinuousClock.now
+            let response = try await Self.read(app, id, who.alice, seq - 1)
+            return (response.status, ContinuousClock.now - started)
+        }
+        #expect(answered.0 == 200)
+        #expect(answered.1 < .seconds(2))
+        await pool.close()
         await app.stop()
     }
 
