@@ -119,21 +119,22 @@ struct AssignmentTests {
         await app.stop()
     }
 
-    /// Twenty agents claim one interaction at once: one wins, nineteen get 409, and the log and a live stream hold
-    /// exactly one `assignment` event.
+    /// Twenty agents claim one interaction at once, through two replicas: one wins, nineteen get 409, and the log and
+    /// a live stream on the other replica hold exactly one `assignment` event.
     @Test func twentyAgentsClaimOneInteractionAtOnce() async throws {
         let app = try await TestApp.start()
+        let replica = try await TestApp.start(database: app.database)
         let who = try await InteractionsEndToEndTests.people(app)
         var agents: [String] = []
         for n in 0 ..< 20 { agents.append(try await app.createSession(apiKey: who.apiKey, user: "agent-\(100 + n)", role: "agent")) }
         let id = try await InteractionsEndToEndTests.start(app, who.alice)
-        let stream = try await InteractionStreamTests.follow(app, id, who.alice)
+        let stream = try await InteractionStreamTests.follow(replica, id, who.alice)
         _ = try await onThread { try stream.events(1) }
 
         let outcomes = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
-            for token in agents {
+            for (n, token) in agents.enumerated() {
                 group.addTask {
-                    let response = try await app.call("POST", "/v1/interactions/\(id)/claim", token: token)
+                    let response = try await [app, replica][n % 2].call("POST", "/v1/interactions/\(id)/claim", token: token)
                     return (response.status, try response.json()["assigned_agent_id"] as? String)
                 }
             }
@@ -153,6 +154,7 @@ struct AssignmentTests {
         #expect(live.map(\.event) == ["assignment", "message"])
         #expect(stream.json(live[0])["assigned_agent_id"] as? String == winner)
         stream.socket.shutdownAndClose()
+        await replica.stopKeepingDatabase()
         await app.stop()
     }
 }
