@@ -16,10 +16,19 @@ public struct Interaction: Sendable, Codable, Equatable {
     public var createdAt: Date
     /// When it ended or failed; nil while it is `started`.
     public var endedAt: Date?
+    /// The user id of the agent handling it; nil while nobody is assigned.
+    public var assignedAgentID: String?
+    /// Messages of the other side after the caller's read position (for a customer, agents' messages; for an agent,
+    /// the customer's). Computed for whoever asked, so the same interaction shows different counts to different callers.
+    public var unreadCount: Int64
+    /// How far the other side has read: for a customer, the furthest position among agents; for an agent, the
+    /// customer's. 0 when the other side has read nothing.
+    public var readByOtherThrough: Int64
 
     enum CodingKeys: String, CodingKey {
         case id, subject, state
         case customerID = "customer_id", failureReason = "failure_reason", createdAt = "created_at", endedAt = "ended_at"
+        case assignedAgentID = "assigned_agent_id", unreadCount = "unread_count", readByOtherThrough = "read_by_other_through"
     }
 
     /// Encodes every optional as null when absent, so every interaction has the same shape.
@@ -32,7 +41,20 @@ public struct Interaction: Sendable, Codable, Equatable {
         try container.encode(failureReason, forKey: .failureReason)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(endedAt, forKey: .endedAt)
+        try container.encode(assignedAgentID, forKey: .assignedAgentID)
+        try container.encode(unreadCount, forKey: .unreadCount)
+        try container.encode(readByOtherThrough, forKey: .readByOtherThrough)
     }
+}
+
+/// Where a reader stands in an interaction, as `POST /v1/interactions/{id}/read` answers.
+public struct ReadPosition: Sendable, Codable, Equatable {
+    /// The caller's read position: the highest event id they marked read (it never moves backwards); 0 for none.
+    public var readThrough: Int64
+    /// Messages of the other side after `readThrough`.
+    public var unreadCount: Int64
+
+    enum CodingKeys: String, CodingKey { case readThrough = "read_through", unreadCount = "unread_count" }
 }
 
 /// A message of an interaction (stored as a `message` event; `seq` orders them).

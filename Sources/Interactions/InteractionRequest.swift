@@ -16,11 +16,16 @@ enum InteractionRequest {
     /// it, 409 when the lifecycle forbids the action.
     static func open(_ id: UUID, for principal: Principal, action: InteractionState.Action, store: InteractionStore,
                      on connection: PostgresConnection) async throws {
-        guard let interaction = try await store.find(id, for: principal, lock: true, on: connection) else { throw notFound }
-        guard interaction.state.after(action) != nil else {
+        guard let locked = try await store.lock(id, for: principal, on: connection) else { throw notFound }
+        try allow(action, in: locked.state)
+    }
+
+    /// 409 when an interaction in `state` may not take `action`.
+    static func allow(_ action: InteractionState.Action, in state: InteractionState) throws {
+        guard state.after(action) != nil else {
             throw Problem(status: 409, title: "Conflict",
-                          detail: "The interaction is \(interaction.state.rawValue); it cannot take this action.",
-                          extensions: ["state": interaction.state.rawValue])
+                          detail: "The interaction is \(state.rawValue); it cannot take this action.",
+                          extensions: ["state": state.rawValue])
         }
     }
 }

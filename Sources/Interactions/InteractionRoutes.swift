@@ -4,7 +4,8 @@ import HTTPServer
 import Postgres
 
 /// The interactions API: customers open support interactions; customers and agents exchange messages, typing
-/// and media state; agents may fail an interaction. Customers see only their own interactions (others are 404).
+/// and media state, and mark what they have read; agents claim or are assigned interactions and may fail them.
+/// Customers see only their own interactions (others are 404).
 public struct InteractionRoutes: Sendable {
     let pool: PostgresPool
     let store = InteractionStore()
@@ -31,6 +32,9 @@ public struct InteractionRoutes: Sendable {
         router.post("/v1/interactions/{id}/media", guardian.require(.session, media))
         router.post("/v1/interactions/{id}/end", guardian.require(.session, end))
         router.post("/v1/interactions/{id}/fail", guardian.require(.agent, fail))
+        router.post("/v1/interactions/{id}/read", guardian.require(.session, read))
+        router.post("/v1/interactions/{id}/claim", guardian.require(.agent, claim))
+        router.post("/v1/interactions/{id}/assign", guardian.require([.agent, .apiKey], assign))
         router.get("/v1/interactions/{id}/events", guardian.require(.session, streams.stream))
     }
 
@@ -53,9 +57,11 @@ public struct InteractionRoutes: Sendable {
             }
             state = parsed
         }
+        let assigned = try InteractionRoutes.assignmentFilter(request, principal)
         let cursor = try request.parsedQuery("cursor") { KeysetCursor(encoded: $0) }
         let rows = try await pool.withConnection { [store] connection in
-            try await store.list(for: principal, state: state, limit: limit + 1, after: cursor, on: connection)
+            try await store.list(for: principal, state: state, assigned: assigned, limit: limit + 1, after: cursor,
+                                 on: connection)
         }
         return try .json(PageBody(overfetched: rows, limit: limit, item: \.0, cursor: \.1.encoded))
     }
@@ -134,7 +140,7 @@ public struct InteractionRoutes: Sendable {
         let id = try InteractionRequest.id(request)
         return try await writes.run(request, principal) { [store] connection in
             try await InteractionRequest.open(id, for: principal, action: .end, store: store, on: connection)
-            return try .json(try await store.close(id, as: .ended, reason: nil, on: connection))
+            return try .json(try await store.close(id, as: .ended, reason: nil, by: principal, on: connection))
         }
     }
 
@@ -146,7 +152,7 @@ public struct InteractionRoutes: Sendable {
         try Problem.requireLength(body.reason, of: "reason", in: 1 ... 500)
         return try await writes.run(request, principal) { [store] connection in
             try await InteractionRequest.open(id, for: principal, action: .fail, store: store, on: connection)
-            return try .json(try await store.close(id, as: .failed, reason: body.reason, on: connection))
+            return try .json(try await store.close(id, as: .failed, reason: body.reason, by: principal, on: connection))
         }
     }
 }

@@ -14,13 +14,15 @@ public enum InteractionState: String, Sendable, Codable, CaseIterable {
         case media
         case end
         case fail
+        /// Claim, assign or unassign.
+        case assign
     }
 
     /// The state after `action`, or nil when the action is not allowed in this state (→ 409).
     public func after(_ action: Action) -> InteractionState? {
         guard isOpen else { return nil }
         switch action {
-        case .message, .typing, .media: return .started
+        case .message, .typing, .media, .assign: return .started
         case .end: return .ended
         case .fail: return .failed
         }

@@ -13,29 +13,49 @@ public struct InteractionStore: Sendable {
     /// A store; queries run on the connections handed to each method (so callers choose the transaction).
     public init() {}
 
-    static let columns = "id, customer_id, subject, state, failure_reason, created_at, ended_at"
-
     /// Opens an interaction for the customer `principal`.
     public func create(subject: String?, for principal: Principal, on connection: PostgresConnection) async throws -> Interaction {
         let rows = try await connection.query("""
             INSERT INTO interactions (tenant_id, customer_id, subject) VALUES ($1::uuid, $2, $3)
-            RETURNING \(InteractionStore.columns)
+            RETURNING id, customer_id, subject, state, failure_reason, created_at, ended_at, assigned_agent_id,
+                      0::bigint AS unread_count, 0::bigint AS read_by_other_through
             """, [principal.tenantID, principal.userID ?? "", subject])
         let interaction = try InteractionStore.interaction(rows[0])
         try await append(.state, ["state": "started"], to: UUID(uuidString: interaction.id)!, on: connection)
         return interaction
     }
 
-    /// The interaction if `principal` may see it: agents see all of their tenant's, customers their own.
-    /// With `lock`, the row is locked for the rest of the transaction (writers take it before appending).
-    public func find(_ id: UUID, for principal: Principal, lock: Bool = false,
-                     on connection: PostgresConnection) async throws -> Interaction? {
+    /// The interaction if `principal` may see it (agents see all of their tenant's, customers their own), with the
+    /// unread count and the other side's read position as `principal` sees them.
+    public func find(_ id: UUID, for principal: Principal, on connection: PostgresConnection) async throws -> Interaction? {
         let rows = try await connection.query("""
-            SELECT \(InteractionStore.columns) FROM interactions
-            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
-            \(lock ? "FOR UPDATE" : "")
-            """, [id, principal.tenantID, InteractionStore.customerScope(principal)])
+            SELECT \(InteractionStore.view(side: "$4::text", reader: "$5::text")) FROM interactions i
+            WHERE i.id = $1::uuid AND i.tenant_id = $2::uuid AND ($3::text IS NULL OR i.customer_id = $3)
+            """, [id, principal.tenantID, InteractionStore.customerScope(principal)] + InteractionStore.perspective(principal))
         return try rows.first.map(InteractionStore.interaction)
+    }
+
+    /// What a writer needs to know of an interaction it holds locked.
+    public struct Locked: Sendable, Equatable {
+        /// Its state when locked (no one else can change it until the transaction ends).
+        public let state: InteractionState
+        /// The agent assigned when locked.
+        public let assignedAgentID: String?
+        /// The log's last event id when locked.
+        public let lastSeq: Int64
+    }
+
+    /// Locks the interaction's row for the rest of the transaction, if `principal` may see it. Every writer takes
+    /// this lock before appending to the log, so state checks made under it hold until commit.
+    public func lock(_ id: UUID, for principal: Principal, on connection: PostgresConnection) async throws -> Locked? {
+        let rows = try await connection.query("""
+            SELECT state, assigned_agent_id, last_seq FROM interactions
+            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
+            FOR UPDATE
+            """, [id, principal.tenantID, InteractionStore.customerScope(principal)])
+        guard let row = rows.first else { return nil }
+        return Locked(state: InteractionState(rawValue: try row.decode("state")) ?? .failed,
+                      assignedAgentID: try row.decode("assigned_agent_id"), lastSeq: try row.decode("last_seq"))
     }
 
     /// Where the log of `id` stands, if `principal` may see the interaction: its last `seq` and whether it is over.
@@ -49,32 +69,52 @@ public struct InteractionStore: Sendable {
         return (try row.decode("last_seq"), try row.decode("over"))
     }
 
-    /// A page of interactions visible to `principal`, newest first, optionally in one state; each with the
-    /// cursor that continues after it.
-    public func list(for principal: Principal, state: InteractionState?, limit: Int, after cursor: KeysetCursor?,
-                     on connection: PostgresConnection) async throws -> [(Interaction, KeysetCursor)] {
+    /// Which interactions a list shows by assignment.
+    public enum AssignmentFilter: Sendable, Equatable {
+        /// All, assigned or not.
+        case any
+        /// Only those nobody is assigned to.
+        case unassigned
+        /// Only those assigned to this agent.
+        case agent(String)
+    }
+
+    /// A page of interactions visible to `principal`, newest first, optionally in one state and by assignment; each
+    /// with the cursor that continues after it.
+    public func list(for principal: Principal, state: InteractionState?, assigned: AssignmentFilter = .any, limit: Int,
+                     after cursor: KeysetCursor?, on connection: PostgresConnection) async throws -> [(Interaction, KeysetCursor)] {
+        let assignment = switch assigned {
+        case .any: "AND $9::text IS NULL"
+        case .unassigned: "AND i.assigned_agent_id IS NULL AND $9::text IS NULL"
+        case .agent: "AND i.assigned_agent_id = $9::text"
+        }
+        var agent: String?
+        if case .agent(let id) = assigned { agent = id }
         let rows = try await connection.query("""
-            SELECT \(InteractionStore.columns), (extract(epoch FROM created_at) * 1000000)::bigint AS created_micros
-            FROM interactions
-            WHERE tenant_id = $1::uuid AND ($2::text IS NULL OR customer_id = $2) AND ($3::text IS NULL OR state = $3)
-              AND ($4::bigint IS NULL OR (created_at, id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-            ORDER BY created_at DESC, id DESC LIMIT $6
+            SELECT \(InteractionStore.view(side: "$7::text", reader: "$8::text")),
+                   (extract(epoch FROM i.created_at) * 1000000)::bigint AS created_micros
+            FROM interactions i
+            WHERE i.tenant_id = $1::uuid AND ($2::text IS NULL OR i.customer_id = $2) AND ($3::text IS NULL OR i.state = $3)
+              AND ($4::bigint IS NULL OR (i.created_at, i.id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+              \(assignment)
+            ORDER BY i.created_at DESC, i.id DESC LIMIT $6
             """, [principal.tenantID, InteractionStore.customerScope(principal), state?.rawValue,
-                  cursor?.micros, cursor?.id, limit])
+                  cursor?.micros, cursor?.id, limit] + InteractionStore.perspective(principal) + [agent])
         return try rows.map { row in
             (try InteractionStore.interaction(row), KeysetCursor(micros: try row.decode("created_micros"), id: try row.decode("id")))
         }
     }
 
-    /// Moves an open interaction to `state` (ended or failed) and logs it.
-    public func close(_ id: UUID, as state: InteractionState, reason: String?, on connection: PostgresConnection) async throws -> Interaction {
-        let rows = try await connection.query("""
+    /// Moves an open interaction to `state` (ended or failed) and logs it; returns it as `principal` sees it.
+    public func close(_ id: UUID, as state: InteractionState, reason: String?, by principal: Principal,
+                      on connection: PostgresConnection) async throws -> Interaction {
+        _ = try await connection.query("""
             UPDATE interactions SET state = $2, failure_reason = $3, ended_at = now() WHERE id = $1::uuid
-            RETURNING \(InteractionStore.columns)
             """, [id, state.rawValue, reason])
         let payload: [String: String?] = ["state": state.rawValue, "failure_reason": reason]
         try await append(.state, payload, to: id, on: connection)
-        return try InteractionStore.interaction(rows[0])
+        guard let interaction = try await find(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
+        return interaction
     }
 
     /// Appends a message; returns it with its sequence number.
@@ -111,20 +151,33 @@ public struct InteractionStore: Sendable {
         }
     }
 
-    /// Kinds of logged events.
-    public enum Kind: String, Sendable { case state, message, media }
+    /// Kinds of logged events (the webhooks map them to their own types: keep the names).
+    public enum Kind: String, Sendable { case state, message, media, read, assignment }
 
     @discardableResult
     func append(_ kind: Kind, _ payload: [String: String?], to id: UUID,
                 on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
         let json = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any }, options: [.sortedKeys])
+        return try await append(kind, json: String(decoding: json, as: UTF8.self), to: id, on: connection)
+    }
+
+    /// Appends an event whose payload is `value` encoded as JSON (nil properties as null).
+    @discardableResult
+    func append(_ kind: Kind, encoding value: some Encodable, to id: UUID,
+                on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
+        try await append(kind, json: String(decoding: try JSON.encode(value), as: UTF8.self), to: id, on: connection)
+    }
+
+    @discardableResult
+    private func append(_ kind: Kind, json: String, to id: UUID,
+                        on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
         // The next id of this interaction's log, taken under its row lock (held to commit): no gaps, commit order.
         let rows = try await connection.query("""
             WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = $1::uuid RETURNING last_seq)
             INSERT INTO interaction_events (interaction_id, seq, kind, payload)
             SELECT $1::uuid, last_seq, $2, $3::jsonb FROM next
             RETURNING seq, created_at
-            """, [id, kind.rawValue, String(decoding: json, as: UTF8.self)])
+            """, [id, kind.rawValue, json])
         let seq: Int64 = try rows[0].decode("seq")
         try await announce(.stored(id, seq: seq), on: connection)
         return (seq, try rows[0].decode("created_at"))
@@ -146,11 +199,39 @@ public struct InteractionStore: Sendable {
         principal.role == .customer ? principal.userID : nil
     }
 
+    /// The side `principal` reads from, and whose position is theirs: (role, user id). The tenant's backend (an
+    /// API key) sees an interaction from the agents' side, with the furthest agent position as its own.
+    static func perspective(_ principal: Principal) -> [(any PostgresEncodable)?] {
+        [principal.role?.rawValue ?? Role.agent.rawValue, principal.userID]
+    }
+
+    /// The select list of an interaction (`i`) as one caller sees it: `side` is the caller's role and `reader` their
+    /// user id (null: the furthest position of the side), both as SQL parameters.
+    static func view(side: String, reader: String) -> String {
+        """
+        i.id, i.customer_id, i.subject, i.state, i.failure_reason, i.created_at, i.ended_at, i.assigned_agent_id,
+        (SELECT count(*) FROM interaction_events e
+         WHERE e.interaction_id = i.id AND e.kind = 'message' AND e.payload->>'sender_role' <> \(side)
+           AND e.seq > \(readThrough(of: "i.id", side: side, reader: reader))) AS unread_count,
+        coalesce((SELECT max(r.read_through) FROM interaction_reads r
+                  WHERE r.interaction_id = i.id AND r.reader_role <> \(side)), 0) AS read_by_other_through
+        """
+    }
+
+    /// The read position of `reader` (null: the furthest of `side`) in `interaction`, 0 when none, as SQL.
+    static func readThrough(of interaction: String, side: String, reader: String) -> String {
+        """
+        coalesce((SELECT max(r.read_through) FROM interaction_reads r WHERE r.interaction_id = \(interaction)
+                  AND r.reader_role = \(side) AND (\(reader) IS NULL OR r.reader_id = \(reader))), 0)
+        """
+    }
+
     static func interaction(_ row: PostgresRow) throws -> Interaction {
         Interaction(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), customerID: try row.decode("customer_id"),
                     subject: try row.decode("subject"),
                     state: InteractionState(rawValue: try row.decode("state")) ?? .failed,
                     failureReason: try row.decode("failure_reason"), createdAt: try row.decode("created_at"),
-                    endedAt: try row.decode("ended_at"))
+                    endedAt: try row.decode("ended_at"), assignedAgentID: try row.decode("assigned_agent_id"),
+                    unreadCount: try row.decode("unread_count"), readByOtherThrough: try row.decode("read_by_other_through"))
     }
 }

@@ -99,11 +99,14 @@ struct InteractionStreamRoute: Sendable {
         ServerSentEvent(id: event.seq.map(String.init), event: event.kind, data: event.data).encoded()
     }
 
-    /// A `Last-Event-ID` this interaction's log never reached (another interaction's, or one from before a restore).
-    static func unknownEventID(_ lastSeq: Int64) -> Problem {
-        Problem(status: 400, type: "/problems/unknown-event-id", title: "Unknown Event ID",
-                detail: "Last-Event-ID is beyond this interaction's last event (\(lastSeq)); reconnect without it.",
-                extensions: ["parameter": "last_event_id", "last_event_id": String(lastSeq)])
+    /// A `Last-Event-ID` (or, with `parameter`, another event id) this interaction's log never reached (another
+    /// interaction's, or one from before a restore); `last_event_id` gives the log's last id.
+    static func unknownEventID(_ lastSeq: Int64, parameter: String = "last_event_id") -> Problem {
+        let detail = parameter == "last_event_id"
+            ? "Last-Event-ID is beyond this interaction's last event (\(lastSeq)); reconnect without it."
+            : "\(parameter) is beyond this interaction's last event (\(lastSeq))."
+        return Problem(status: 400, type: "/problems/unknown-event-id", title: "Unknown Event ID", detail: detail,
+                       extensions: ["parameter": parameter, "last_event_id": String(lastSeq)])
     }
 
     static func lastEventID(_ request: Request) throws -> Int64? {

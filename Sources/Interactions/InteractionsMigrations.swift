@@ -58,5 +58,27 @@ public enum InteractionsMigrations {
             UPDATE interactions i
             SET last_seq = coalesce((SELECT max(seq) FROM interaction_events e WHERE e.interaction_id = i.id), 0);
             """),
+        // Read positions: how far each reader has read, one row per (interaction, role, user). The role is part of
+        // the key because a tenant may give one user id both roles, and the two positions mean different things.
+        // The log takes `read` and `assignment` events (the inline CHECK of migration 300 got the default name).
+        Migration(version: 302, name: "read positions", sql: """
+            CREATE TABLE interaction_reads (
+                interaction_id uuid NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
+                reader_role text NOT NULL CHECK (reader_role IN ('customer', 'agent')),
+                reader_id text NOT NULL,
+                read_through bigint NOT NULL CHECK (read_through >= 0),
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (interaction_id, reader_role, reader_id)
+            );
+            ALTER TABLE interaction_events DROP CONSTRAINT interaction_events_kind_check;
+            ALTER TABLE interaction_events ADD CONSTRAINT interaction_events_kind_check
+                CHECK (kind IN ('state', 'message', 'media', 'read', 'assignment'));
+            """),
+        // Assignment: the agent handling an interaction (null: nobody yet). The index serves the agents' inbox
+        // (`assigned=me` and `assigned=none`, newest first).
+        Migration(version: 303, name: "assignment", sql: """
+            ALTER TABLE interactions ADD COLUMN assigned_agent_id text;
+            CREATE INDEX interactions_by_assignee ON interactions (tenant_id, assigned_agent_id, created_at DESC, id DESC);
+            """),
     ]
 }

@@ -77,11 +77,56 @@ public struct Interaction: Decodable, Sendable, Equatable {
     public let createdAt: Date
     /// When it ended or failed; nil while it is `started`.
     public let endedAt: Date?
+    /// The user id of the agent handling it; nil while nobody is assigned.
+    public let assignedAgentID: String?
+    /// Messages from the other side after the user's read position (for a customer, agents' messages; for an agent,
+    /// the customer's): the badge to show. It is the user's own count, so fetch it with the user's token.
+    public let unreadCount: Int64
+    /// How far the other side has read (an event id; 0 when it has read nothing): messages with a `seq` at or below
+    /// it have been seen. For a customer, the furthest any agent has read; for an agent, the customer's position.
+    public let readByOtherThrough: Int64
 
     enum CodingKeys: String, CodingKey {
         case id, subject, state
         case customerID = "customer_id", failureReason = "failure_reason", createdAt = "created_at", endedAt = "ended_at"
+        case assignedAgentID = "assigned_agent_id", unreadCount = "unread_count", readByOtherThrough = "read_by_other_through"
     }
+
+    /// Decodes an interaction; the read and assignment fields default to none (a server from before them omits them).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        customerID = try container.decode(String.self, forKey: .customerID)
+        subject = try container.decodeIfPresent(String.self, forKey: .subject)
+        state = try container.decode(State.self, forKey: .state)
+        failureReason = try container.decodeIfPresent(String.self, forKey: .failureReason)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        endedAt = try container.decodeIfPresent(Date.self, forKey: .endedAt)
+        assignedAgentID = try container.decodeIfPresent(String.self, forKey: .assignedAgentID)
+        unreadCount = try container.decodeIfPresent(Int64.self, forKey: .unreadCount) ?? 0
+        readByOtherThrough = try container.decodeIfPresent(Int64.self, forKey: .readByOtherThrough) ?? 0
+    }
+}
+
+/// Where the user stands in an interaction after ``SwitchboardClient/markRead(_:through:)``.
+public struct ReadPosition: Decodable, Sendable, Equatable {
+    /// The user's read position: the highest event id they have marked read. It never moves backwards, so it may
+    /// be above the id just sent (another device of the user read further).
+    public let readThrough: Int64
+    /// Messages from the other side after `readThrough`.
+    public let unreadCount: Int64
+
+    enum CodingKeys: String, CodingKey { case readThrough = "read_through", unreadCount = "unread_count" }
+}
+
+/// Which interactions a list shows by assignment (``SwitchboardClient/interactions(state:assigned:limit:cursor:)``).
+public enum AssignmentFilter: String, Sendable {
+    /// All of them, assigned or not.
+    case any
+    /// Those nobody is assigned to: the queue.
+    case unassigned = "none"
+    /// Those assigned to the calling agent (agents only: a customer gets a 400).
+    case me
 }
 
 /// A message of an interaction.

@@ -23,6 +23,15 @@ extension InteractionEvent {
                   let kind = MediaKind(rawValue: body.kind), let state = MediaState(rawValue: body.state) else { return nil }
             self = .media(MediaChange(seq: seq, kind: kind, state: state, senderID: body.senderId,
                                       senderRole: body.senderRole, createdAt: body.createdAt))
+        case "read":
+            guard let seq, let body = try? decoder.decode(ReadBody.self, from: data) else { return nil }
+            self = .read(ReadReceipt(seq: seq, readerID: body.readerId, readerRole: body.readerRole,
+                                     readThrough: body.readThrough, createdAt: body.createdAt))
+        case "assignment":
+            guard let seq, let body = try? decoder.decode(AssignmentBody.self, from: data) else { return nil }
+            self = .assignment(AssignmentChange(seq: seq, assignedAgentID: body.assignedAgentId,
+                                                previousAgentID: body.previousAgentId, by: body.by,
+                                                createdAt: body.createdAt))
         case "typing":
             guard let body = try? decoder.decode(TypingBody.self, from: data) else { return nil }
             self = .typing(TypingIndicator(isTyping: body.typing, senderID: body.senderId, senderRole: body.senderRole,
@@ -54,6 +63,20 @@ extension InteractionEvent {
         let state: String
         let senderId: String
         let senderRole: String
+        let createdAt: Date
+    }
+
+    private struct ReadBody: Decodable {
+        let readerId: String
+        let readerRole: String
+        let readThrough: Int64
+        let createdAt: Date
+    }
+
+    private struct AssignmentBody: Decodable {
+        let assignedAgentId: String?
+        let previousAgentId: String?
+        let by: String
         let createdAt: Date
     }
 

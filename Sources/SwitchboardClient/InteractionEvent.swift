@@ -2,8 +2,8 @@ import Foundation
 
 /// One thing that happened in an interaction, as ``SwitchboardClient/events(for:)`` delivers it.
 ///
-/// Stored events (state, message, media) arrive exactly once and in `seq` order, across reconnects. Typing is not
-/// stored: an indicator missed while disconnected is not replayed, and it expires on its own.
+/// Stored events (state, message, media, read, assignment) arrive exactly once and in `seq` order, across reconnects.
+/// Typing is not stored: an indicator missed while disconnected is not replayed, and it expires on its own.
 public enum InteractionEvent: Sendable, Equatable {
     /// The interaction's state: first a snapshot (``StateChange/isSnapshot``), then every change.
     /// After `ended` or `failed` the stream finishes.
@@ -14,6 +14,10 @@ public enum InteractionEvent: Sendable, Equatable {
     case media(MediaChange)
     /// Someone started or stopped typing.
     case typing(TypingIndicator)
+    /// Someone's read position advanced (the other side's tells the app which messages were seen).
+    case read(ReadReceipt)
+    /// The interaction was claimed, assigned to another agent, or unassigned.
+    case assignment(AssignmentChange)
     /// The server refused the stream (the interaction does not exist for this user, the session was revoked…);
     /// it is the stream's last element. Open a new stream with ``SwitchboardClient/events(for:)`` once fixed.
     case refused(APIProblem)
@@ -65,12 +69,42 @@ public enum InteractionEvent: Sendable, Equatable {
         public let expiresIn: Duration
     }
 
+    /// A reader's new position: every event up to `readThrough` has been read by them.
+    public struct ReadReceipt: Sendable, Equatable {
+        /// The receipt's place in the interaction's event log.
+        public let seq: Int64
+        /// The user id of the reader.
+        public let readerID: String
+        /// The reader's role: `customer` or `agent`.
+        public let readerRole: String
+        /// The reader's position (an event id; messages with a `seq` at or below it were read).
+        public let readThrough: Int64
+        /// When the position moved.
+        public let createdAt: Date
+    }
+
+    /// A change of the agent handling the interaction.
+    public struct AssignmentChange: Sendable, Equatable {
+        /// The change's place in the interaction's event log.
+        public let seq: Int64
+        /// The agent handling it from now on; nil when it was unassigned.
+        public let assignedAgentID: String?
+        /// The agent who handled it before; nil when nobody did.
+        public let previousAgentID: String?
+        /// Who made the change: an agent's user id, or `api` for the tenant's backend.
+        public let by: String
+        /// When the change was stored.
+        public let createdAt: Date
+    }
+
     /// The log position of a stored event; `nil` for typing and refusals.
     public var seq: Int64? {
         switch self {
         case .state(let change): change.seq
         case .message(let message): message.seq
         case .media(let change): change.seq
+        case .read(let receipt): receipt.seq
+        case .assignment(let change): change.seq
         case .typing, .refused: nil
         }
     }

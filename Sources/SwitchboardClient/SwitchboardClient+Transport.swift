@@ -17,6 +17,11 @@ extension SwitchboardClient {
         return try decode(T.self, data)
     }
 
+    func call<T: Decodable>(_ method: String, _ path: String, encoded body: Data) async throws -> T {
+        let (data, _) = try await send(method, try url(path, []), body: body, headers: [:])
+        return try decode(T.self, data)
+    }
+
     /// Sends with retries; returns the body and response of the first answer that is not retryable.
     /// Error statuses (other than 304) become `SwitchboardError.problem`.
     func send(_ method: String, _ url: URL, body: Data?, headers: [String: String]) async throws -> (Data, HTTPURLResponse) {

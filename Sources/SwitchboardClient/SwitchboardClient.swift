@@ -62,9 +62,12 @@ public final class SwitchboardClient: Sendable {
         try await call("GET", "/v1/interactions/\(Self.segment(id))")
     }
 
-    /// A page of the caller's interactions (all of the tenant's for agents).
-    public func interactions(state: Interaction.State? = nil, limit: Int? = nil, cursor: String? = nil) async throws -> Page<Interaction> {
-        let filter = state.map { [URLQueryItem(name: "state", value: $0.rawValue)] } ?? []
+    /// A page of the caller's interactions (all of the tenant's for agents), optionally in one state and by
+    /// assignment (`.me` is for agents).
+    public func interactions(state: Interaction.State? = nil, assigned: AssignmentFilter? = nil, limit: Int? = nil,
+                             cursor: String? = nil) async throws -> Page<Interaction> {
+        var filter = state.map { [URLQueryItem(name: "state", value: $0.rawValue)] } ?? []
+        if let assigned { filter.append(URLQueryItem(name: "assigned", value: assigned.rawValue)) }
         return try await call("GET", "/v1/interactions", query: filter + Self.pageQuery(limit: limit, cursor: cursor))
     }
 
@@ -95,6 +98,28 @@ public final class SwitchboardClient: Sendable {
     public func setMedia(_ kind: MediaKind, _ state: MediaState, in interactionID: String) async throws {
         let _: MediaChange = try await call("POST", "/v1/interactions/\(Self.segment(interactionID))/media",
                                             body: ["kind": kind.rawValue, "state": state.rawValue])
+    }
+
+    /// Marks everything up to event `eventID` of an interaction as read by the user (pass the `seq` of the latest
+    /// message shown). The position never moves backwards, so calling it with an older id is harmless; an id beyond
+    /// the interaction's log is refused (`/problems/unknown-event-id`).
+    public func markRead(_ interaction: String, through eventID: Int64) async throws -> ReadPosition {
+        try await call("POST", "/v1/interactions/\(Self.segment(interaction))/read",
+                       encoded: try JSONSerialization.data(withJSONObject: ["event_id": eventID]))
+    }
+
+    /// Takes an unassigned interaction for the calling agent (agent apps). Claiming one the agent already holds
+    /// succeeds again; one another agent holds fails with a 409 problem of type `/problems/already-assigned`.
+    public func claim(_ interaction: String) async throws -> Interaction {
+        try await call("POST", "/v1/interactions/\(Self.segment(interaction))/claim", body: [String: String]())
+    }
+
+    /// Assigns an interaction to the agent with user id `agentID`, whoever holds it, or unassigns it with nil
+    /// (agent apps).
+    public func assign(_ interaction: String, to agentID: String?) async throws -> Interaction {
+        let body: [String: Any] = ["agent_id": agentID.map { $0 as Any } ?? NSNull()]
+        return try await call("POST", "/v1/interactions/\(Self.segment(interaction))/assign",
+                              encoded: try JSONSerialization.data(withJSONObject: body))
     }
 
     /// Ends an interaction.

@@ -102,7 +102,7 @@ struct ClientSDKReadmeExampleTests {
         let live = Task {
             for await event in client.events(for: interaction.id) {
                 switch event {
-                case .state, .message, .typing, .media, .refused: seen.append(event)
+                case .state, .message, .typing, .media, .read, .assignment, .refused: seen.append(event)
                 }
             }
             seen.markFinished()
@@ -123,6 +123,8 @@ struct ClientSDKReadmeExampleTests {
             case .message(let message): "message:\(message.text)"
             case .typing(let typing): "typing:\(typing.isTyping)"
             case .media: "media"
+            case .read(let receipt): "read:\(receipt.readThrough)"
+            case .assignment(let change): "assignment:\(change.assignedAgentID ?? "none")"
             case .refused(let problem): "refused:\(problem.status)"
             }
         }
@@ -164,6 +166,63 @@ struct ClientSDKRetryTests {
         let stored = try await app.database.query("SELECT count(*) AS n FROM interaction_events WHERE kind = 'message'")
         #expect(try stored[0].decode("n", as: Int64.self) == 1)
         proxy.close()
+        await app.stop()
+    }
+}
+
+@Suite("The client SDK: read positions and assignment")
+struct ClientReadAndAssignmentTests {
+    @Test func markReadClaimAssignAndTheirEvents() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let alice = ClientSDKTests.client(app, who.alice)
+        let agent = ClientSDKTests.client(app, who.agent)
+        let interaction = try await alice.startInteraction(subject: "Card blocked")
+        #expect(interaction.unreadCount == 0 && interaction.readByOtherThrough == 0 && interaction.assignedAgentID == nil)
+
+        let seen = LockedEvents()
+        let live = Task {
+            for await event in agent.events(for: interaction.id) { seen.append(event) }
+            seen.markFinished()
+        }
+        #expect(try await agent.interactions(assigned: .unassigned).items.map(\.id) == [interaction.id])
+        let claimed = try await agent.claim(interaction.id)
+        #expect(claimed.assignedAgentID == "agent-7")
+        #expect(try await agent.interactions(assigned: .me).items.map(\.id) == [interaction.id])
+        let hello = try await agent.sendMessage("Hello, I can help", to: interaction.id)
+        #expect(try await alice.interaction(interaction.id).unreadCount == 1)
+
+        let position = try await alice.markRead(interaction.id, through: hello.seq)
+        #expect(position.readThrough == hello.seq && position.unreadCount == 0)
+        #expect(try await alice.markRead(interaction.id, through: 1).readThrough == hello.seq)
+        #expect(try await agent.interaction(interaction.id).readByOtherThrough == hello.seq)
+        let unassigned = try await agent.assign(interaction.id, to: nil)
+        #expect(unassigned.assignedAgentID == nil)
+        do {
+            _ = try await alice.markRead(interaction.id, through: 999)
+            Issue.record("expected a 400")
+        } catch SwitchboardError.problem(let problem) {
+            #expect(problem.status == 400 && problem.type == "/problems/unknown-event-id")
+        }
+        do {
+            _ = try await alice.interactions(assigned: .me)
+            Issue.record("expected a 400")
+        } catch SwitchboardError.problem(let problem) {
+            #expect(problem.status == 400)
+        }
+        _ = try await alice.endInteraction(interaction.id)
+        await live.value
+        let stored = seen.snapshot.events.compactMap { event -> String? in
+            switch event {
+            case .state(let change): "state:\(change.state.rawValue)"
+            case .message: "message"
+            case .read(let receipt): "read:\(receipt.readerID):\(receipt.readThrough)"
+            case .assignment(let change): "assignment:\(change.assignedAgentID ?? "none"):\(change.by)"
+            case .typing, .media, .refused: nil
+            }
+        }
+        #expect(stored == ["state:started", "assignment:agent-7:agent-7", "message", "read:alice:\(hello.seq)",
+                           "assignment:none:agent-7", "state:ended"])
         await app.stop()
     }
 }

@@ -11,7 +11,7 @@ struct ClientStreamStartTests {
             case .state(let change): "state:\(change.state.rawValue)"
             case .message(let message): "message:\(message.text)"
             case .refused(let problem): "refused:\(problem.status)"
-            case .typing, .media: nil
+            case .typing, .media, .read, .assignment: nil
             }
         }
     }

@@ -9,11 +9,12 @@ import Testing
         #expect(InteractionState.started.after(.media) == .started)
         #expect(InteractionState.started.after(.end) == .ended)
         #expect(InteractionState.started.after(.fail) == .failed)
+        #expect(InteractionState.started.after(.assign) == .started)
     }
 
     @Test func endedAndFailedAreFinal() {
         for state in [InteractionState.ended, .failed] {
-            for action in [InteractionState.Action.message, .typing, .media, .end, .fail] {
+            for action in [InteractionState.Action.message, .typing, .media, .end, .fail, .assign] {
                 #expect(state.after(action) == nil)
             }
         }

@@ -72,8 +72,38 @@ struct InteractionEventDecodingTests {
         #expect(events.last??.seq == nil)
     }
 
+    @Test func readReceiptsAndAssignments() {
+        let events = decode("""
+            id: 7
+            event: read
+            data: {"created_at": "2026-11-30T14:20:01.5Z", "read_through": 6, "reader_id": "alice", "reader_role": "customer"}
+
+            id: 8
+            event: assignment
+            data: {"by": "api", "created_at": "2026-11-30T14:20:02Z", "assigned_agent_id": "agent-8", "previous_agent_id": "agent-7"}
+
+            id: 9
+            event: assignment
+            data: {"by": "agent-8", "created_at": "2026-11-30T14:20:03Z", "assigned_agent_id": null, "previous_agent_id": "agent-8"}
+
+
+            """)
+        guard events.count == 3, case .read(let read)? = events[0], case .assignment(let handed)? = events[1],
+              case .assignment(let unassigned)? = events[2] else {
+            Issue.record("expected a read and two assignments, got \(events)")
+            return
+        }
+        #expect(read.seq == 7 && read.readerID == "alice" && read.readerRole == "customer" && read.readThrough == 6)
+        #expect(handed.seq == 8 && handed.assignedAgentID == "agent-8" && handed.previousAgentID == "agent-7" && handed.by == "api")
+        #expect(unassigned.assignedAgentID == nil && unassigned.previousAgentID == "agent-8" && unassigned.by == "agent-8")
+        #expect(events.map { $0?.seq } == [7, 8, 9])
+    }
+
     @Test func unknownKindsMalformedDataAndStoredEventsWithoutAnIDAreSkipped() {
         let events = decode("""
+            event: read
+            data: {"created_at": "2026-11-30T14:20:01Z", "read_through": 6, "reader_id": "alice", "reader_role": "customer"}
+
             event: state
             data: {"state": "ended"}
 
@@ -87,9 +117,13 @@ struct InteractionEventDecodingTests {
             event: message
             data: not json
 
+            id: 6
+            event: assignment
+            data: {"assigned_agent_id": "agent-8"}
+
 
             """)
-        #expect(events.count == 4)
+        #expect(events.count == 6)
         #expect(events.allSatisfy { $0 == nil })
     }
 }

@@ -88,7 +88,45 @@ try:
     call("POST", f"/v1/interactions/{iid}/messages", agent, {"text": "Hi, how can I help?"}, expect=201)
     call("GET", f"/v1/interactions/{iid}/messages?limit=10", customer, expect=200)
     call("POST", f"/v1/interactions/{iid}/typing", agent, {"typing": True}, expect=202)
-    call("POST", f"/v1/interactions/{iid}/media", agent, {"kind": "video", "state": "requested"}, expect=201)
+    call("POST", f"/v1/interactions/{iid}/media", agent, {"kind": "video", "state": "requested"},
+         headers={"Idempotency-Key": "k-7"}, expect=201)
+    # Read positions and assignment, with each documented error.
+    colleague = call("POST", "/v1/sessions", key, {"user_id": "agent-8", "role": "agent"}, expect=201)["token"]
+    call("GET", "/v1/interactions?assigned=none", agent, expect=200)
+    claimed = call("POST", f"/v1/interactions/{iid}/claim", agent, expect=200)
+    assert claimed["assigned_agent_id"] == "agent-7", claimed
+    call("POST", f"/v1/interactions/{iid}/claim", agent, headers={"Idempotency-Key": "c-1"}, expect=200)
+    call("POST", f"/v1/interactions/{iid}/claim", colleague, expect=409)
+    call("POST", f"/v1/interactions/{iid}/claim", customer, expect=403)
+    call("POST", f"/v1/interactions/{iid}/claim", key, expect=401)
+    call("POST", f"/v1/interactions/{iid}/claim", agent, headers={"Idempotency-Key": "k-7"}, expect=422)
+    call("POST", "/v1/interactions/00000000-0000-0000-0000-000000000000/claim", agent, expect=404)
+    call("GET", "/v1/interactions?assigned=me", agent, expect=200)
+    call("GET", "/v1/interactions?assigned=me", customer, expect=400)
+    call("POST", f"/v1/interactions/{iid}/assign", key, {"agent_id": "agent-8"}, expect=200)
+    call("POST", f"/v1/interactions/{iid}/assign", colleague, {"agent_id": None}, expect=200)
+    call("POST", f"/v1/interactions/{iid}/assign", agent, {"agent_id": ""}, expect=400)
+    call("POST", f"/v1/interactions/{iid}/assign", customer, {"agent_id": "agent-7"}, expect=403)
+    call("POST", f"/v1/interactions/{iid}/assign", "sbk_unknown", {"agent_id": "agent-7"}, expect=401)
+    call("POST", "/v1/interactions/00000000-0000-0000-0000-000000000000/assign", agent, {"agent_id": None}, expect=404)
+    call("POST", f"/v1/interactions/{iid}/assign", agent, {"agent_id": "agent-7"},
+         headers={"Content-Type": "text/plain"}, expect=415)
+    call("POST", f"/v1/interactions/{iid}/assign", agent, {"agent_id": "agent-7"}, headers={"Idempotency-Key": "c-1"}, expect=422)
+    unread = call("GET", f"/v1/interactions/{iid}", customer, expect=200)["unread_count"]
+    assert unread == 1, unread
+    last = call("GET", f"/v1/interactions/{iid}/messages?limit=10", customer, expect=200)["items"][-1]["seq"]
+    position = call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": last}, expect=200)
+    assert position == {"read_through": last, "unread_count": 0}, position
+    call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": 1}, expect=200)
+    call("POST", f"/v1/interactions/{iid}/read", agent, {"event_id": last}, headers={"Idempotency-Key": "r-1"}, expect=200)
+    call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": 10**6}, expect=400)
+    call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": -1}, expect=400)
+    call("POST", f"/v1/interactions/{iid}/read", key, {"event_id": 1}, expect=401)
+    call("POST", "/v1/interactions/00000000-0000-0000-0000-000000000000/read", customer, {"event_id": 1}, expect=404)
+    call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": 1}, headers={"Content-Type": "text/plain"}, expect=415)
+    call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": 1}, headers={"Idempotency-Key": "m-1"}, expect=422)
+    other = call("GET", f"/v1/interactions/{iid}", agent, expect=200)
+    assert other["read_by_other_through"] == last and other["unread_count"] == 0, other
     call("POST", f"/v1/interactions/{iid}/end", customer, expect=200)
     call("GET", f"/v1/interactions/{iid}/events", customer, headers={"Last-Event-ID": "999"}, expect=204)
     live = call("POST", "/v1/interactions", customer, {"subject": "Still open"}, expect=201)["id"]
@@ -102,6 +140,8 @@ try:
     call("POST", "/v1/feeds/news/items", customer, {"title": "x"}, expect=403)
     call("POST", f"/v1/interactions/{iid}/messages", customer, {"text": "late"}, expect=409)
     call("POST", f"/v1/interactions/{iid}/end", customer, headers={"Idempotency-Key": "m-1"}, expect=422)
+    call("POST", f"/v1/interactions/{iid}/claim", agent, expect=409)
+    call("POST", f"/v1/interactions/{iid}/assign", key, {"agent_id": "agent-7"}, expect=409)
     call("DELETE", "/v1/sessions/current", customer, expect=204)
     print(f"walkthrough: {checked} responses match openapi.yaml")
 finally:

@@ -1,0 +1,73 @@
+import Accounts
+import Foundation
+import HTTPServer
+import Postgres
+
+extension InteractionStore {
+    /// The payload of a `read` event (the webhooks read these names: keep them).
+    struct ReadEvent: Encodable {
+        let readerID: String
+        let readerRole: String
+        let readThrough: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case readerID = "reader_id", readerRole = "reader_role", readThrough = "read_through"
+        }
+    }
+
+    /// Moves the read position of the session `principal` in `id` up to `eventID` (never back) and returns where it
+    /// stands. The position and its `read` event are written under the interaction's row lock, so `read` events of
+    /// one reader appear in the log in increasing order, and only when the position advanced. On an interaction that
+    /// is over, the position is recorded but no event is written: its log ends with the final `state` event.
+    ///
+    /// Throws 404 when `principal` may not see the interaction, 400 `/problems/unknown-event-id` when `eventID` is
+    /// beyond its log.
+    public func markRead(through eventID: Int64, by principal: Principal, in id: UUID,
+                         on connection: PostgresConnection) async throws -> ReadPosition {
+        guard let role = principal.role, let reader = principal.userID else { throw InteractionRequest.notFound }
+        // A position already at or past `eventID` stays as it is: answer without queueing on the row lock (apps mark
+        // read whenever they show a conversation). The log's last id only grows, so the check holds.
+        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionRequest.notFound }
+        if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
+        guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
+        guard eventID <= locked.lastSeq else { throw InteractionStreamRoute.unknownEventID(locked.lastSeq, parameter: "event_id") }
+        if eventID > 0 {
+            let advanced = try await connection.query("""
+                INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through)
+                VALUES ($1::uuid, $2, $3, $4::bigint)
+                ON CONFLICT (interaction_id, reader_role, reader_id) DO UPDATE
+                    SET read_through = excluded.read_through, updated_at = now()
+                    WHERE interaction_reads.read_through < excluded.read_through
+                RETURNING read_through
+                """, [id, role.rawValue, reader, eventID])
+            if !advanced.isEmpty && locked.state.isOpen {
+                let event = ReadEvent(readerID: reader, readerRole: role.rawValue, readThrough: eventID)
+                try await append(.read, encoding: event, to: id, on: connection)
+            }
+        }
+        return try await position(of: principal, in: id, on: connection)
+    }
+
+    /// The read position of the session `principal` in `id`, with the other side's messages after it.
+    public func position(of principal: Principal, in id: UUID, on connection: PostgresConnection) async throws -> ReadPosition {
+        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionRequest.notFound }
+        return standing.position
+    }
+
+    /// The log's last id and `principal`'s read position in `id`, or nil when `principal` may not see it.
+    private func standing(of principal: Principal, in id: UUID,
+                          on connection: PostgresConnection) async throws -> (lastSeq: Int64, position: ReadPosition)? {
+        let rows = try await connection.query("""
+            SELECT i.last_seq, position.read_through,
+                   (SELECT count(*) FROM interaction_events e
+                    WHERE e.interaction_id = i.id AND e.kind = 'message' AND e.payload->>'sender_role' <> $4::text
+                      AND e.seq > position.read_through) AS unread_count
+            FROM interactions i,
+                 LATERAL (SELECT \(InteractionStore.readThrough(of: "i.id", side: "$4::text", reader: "$5::text")) AS read_through) position
+            WHERE i.id = $1::uuid AND i.tenant_id = $2::uuid AND ($3::text IS NULL OR i.customer_id = $3)
+            """, [id, principal.tenantID, InteractionStore.customerScope(principal)] + InteractionStore.perspective(principal))
+        guard let row = rows.first else { return nil }
+        return (try row.decode("last_seq"), ReadPosition(readThrough: try row.decode("read_through"),
+                                                         unreadCount: try row.decode("unread_count")))
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("Read positions and unread counts")
+struct ReadStateTests {
+    static func post(_ app: TestApp, _ id: String, _ token: String, _ text: String) async throws -> Int64 {
+        let response = try await app.call("POST", "/v1/interactions/\(id)/messages", token: token, body: #"{"text":"\#(text)"}"#)
+        #expect(response.status == 201)
+        return (try response.json()["seq"] as? NSNumber)?.int64Value ?? -1
+    }
+
+    static func read(_ app: TestApp, _ id: String, _ token: String, _ eventID: Int64) async throws -> RawResponse {
+        try await app.call("POST", "/v1/interactions/\(id)/read", token: token, body: #"{"event_id":\#(eventID)}"#)
+    }
+
+    /// (unread_count, read_by_other_through) of `id` for the holder of `token`.
+    static func counts(_ app: TestApp, _ id: String, _ token: String) async throws -> (Int64, Int64) {
+        let json = try await app.call("GET", "/v1/interactions/\(id)", token: token).json()
+        return ((json["unread_count"] as? NSNumber)?.int64Value ?? -1, (json["read_by_other_through"] as? NSNumber)?.int64Value ?? -1)
+    }
+
+    static func int(_ value: Any?) -> Int64? { (value as? NSNumber)?.int64Value }
+
+    @Test func unreadCountsFollowMessagesAndReadsOfTheOtherSide() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let created = try await app.call("GET", "/v1/interactions/\(id)", token: who.alice).json()
+        #expect(Self.int(created["unread_count"]) == 0 && Self.int(created["read_by_other_through"]) == 0)
+        #expect(created["assigned_agent_id"] is NSNull)
+
+        _ = try await Self.post(app, id, who.agent, "Hello")
+        let second = try await Self.post(app, id, who.agent, "How can I help?")
+        let question = try await Self.post(app, id, who.alice, "My card")
+        // Each side counts only the other side's messages.
+        #expect(try await Self.counts(app, id, who.alice) == (2, 0))
+        #expect(try await Self.counts(app, id, who.agent) == (1, 0))
+
+        let read = try await Self.read(app, id, who.alice, second)
+        #expect(read.status == 200)
+        #expect(try Self.int(read.json()["read_through"]) == second && Self.int(read.json()["unread_count"]) == 0)
+        #expect(try await Self.counts(app, id, who.alice) == (0, 0))
+        #expect(try await Self.counts(app, id, who.agent) == (1, second))
+        // The list carries the same fields.
+        let listed = try await app.call("GET", "/v1/interactions", token: who.agent).json()
+        let item = try #require((listed["items"] as? [[String: Any]])?.first)
+        #expect(Self.int(item["unread_count"]) == 1 && Self.int(item["read_by_other_through"]) == second)
+
+        // The agent reads; any agent's position is the customer's "read by the other side".
+        let agentRead = try await Self.read(app, id, who.agent, question)
+        #expect(Self.int(try agentRead.json()["unread_count"]) == 0)
+        #expect(try await Self.counts(app, id, who.alice) == (0, question))
+
+        // Never backwards: a lower id answers with the unchanged, higher position and writes nothing.
+        let lower = try await Self.read(app, id, who.alice, 1)
+        #expect(try lower.status == 200 && Self.int(lower.json()["read_through"]) == second)
+        let again = try await Self.read(app, id, who.alice, second)
+        #expect(try again.status == 200 && Self.int(again.json()["read_through"]) == second)
+        let zero = try await Self.read(app, id, who.alice, 0)
+        #expect(try zero.status == 200 && Self.int(zero.json()["read_through"]) == second)
+
+        let reads = try await app.database.query("""
+            SELECT seq, payload::text AS payload FROM interaction_events WHERE kind = 'read' ORDER BY seq
+            """)
+        let payloads = try reads.map { try JSONSerialization.jsonObject(with: Data(try $0.decode("payload", as: String.self).utf8)) as? NSDictionary }
+        #expect(payloads == [["reader_id": "alice", "reader_role": "customer", "read_through": second] as NSDictionary,
+                             ["reader_id": "agent-7", "reader_role": "agent", "read_through": question] as NSDictionary])
+        await app.stop()
+    }
+
+    @Test func readEventsAreStreamedAndReplayed() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let agentStream = try await InteractionStreamTests.follow(app, id, who.agent)
+        _ = try await onThread { try agentStream.events(1) }
+        let seq = try await Self.post(app, id, who.agent, "Hello")
+        #expect(try await Self.read(app, id, who.alice, seq).status == 200)
+        let live = try await onThread { try agentStream.events(2) }
+        #expect(live.map(\.event) == ["message", "read"])
+        let data = agentStream.json(live[1])
+        #expect(data["reader_id"] as? String == "alice" && data["reader_role"] as? String == "customer")
+        #expect(Self.int(data["read_through"]) == seq && data["created_at"] is String)
+        #expect(live[1].id == String(seq + 1))
+        agentStream.socket.shutdownAndClose()
+
+        let replay = try await InteractionStreamTests.follow(app, id, who.agent, lastEventID: "0")
+        let all = try await onThread { try replay.events(3) }
+        #expect(all.map(\.event) == ["state", "message", "read"])
+        replay.socket.shutdownAndClose()
+        await app.stop()
+    }
+
+    @Test func errorsAreProblems() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let other = try await InteractionsEndToEndTests.people(app, tenant: "Other")
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let seq = try await Self.post(app, id, who.agent, "Hello")
+
+        let beyond = try await Self.read(app, id, who.alice, seq + 1)
+        #expect(beyond.status == 400)
+        #expect(beyond.header("Content-Type") == "application/problem+json")
+        #expect(try beyond.json()["type"] as? String == "/problems/unknown-event-id")
+        #expect(try beyond.json()["parameter"] as? String == "event_id")
+        #expect(try beyond.json()["last_event_id"] as? String == String(seq))
+
+        for body in [#"{}"#, #"{"event_id":-1}"#, #"{"event_id":"1"}"#, #"{"event_id":1.5}"#, #"{"event_id":null}"#,
+                     #"{"event_id":1,"event_id":2}"#, #"{"event_id":99999999999999999999}"#, #"[1]"#, #"{"event_id":1,}"#] {
+            let response = try await app.call("POST", "/v1/interactions/\(id)/read", token: who.alice, body: body)
+            #expect(response.status == 400, "\(body)")
+            #expect(response.header("Content-Type") == "application/problem+json")
+        }
+        let noBody = try await app.call("POST", "/v1/interactions/\(id)/read", token: who.alice)
+        #expect(noBody.status == 400)
+        let text = try await app.call("POST", "/v1/interactions/\(id)/read", token: who.alice,
+                                      headers: ["Content-Type": "text/plain"], body: #"{"event_id":1}"#)
+        #expect(text.status == 415)
+        // Not the caller's to see: another customer, another tenant, no such interaction.
+        #expect(try await Self.read(app, id, who.bob, 1).status == 404)
+        #expect(try await Self.read(app, id, other.agent, 1).status == 404)
+        #expect(try await Self.read(app, UUID().uuidString, who.agent, 1).status == 404)
+        #expect(try await app.call("POST", "/v1/interactions/nope/read", token: who.agent, body: #"{"event_id":1}"#).status == 404)
+        // Reading is for app users; the tenant's backend has no read position.
+        #expect(try await Self.read(app, id, who.apiKey, 1).status == 401)
+        #expect(try await Self.read(app, id, "sbs_unknown", 1).status == 401)
+        let stored = try await app.database.query("SELECT count(*) AS n FROM interaction_reads")
+        #expect(try stored[0].decode("n", as: Int64.self) == 0)
+        await app.stop()
+    }
+
+    /// A read that changes nothing does not queue behind writers on the interaction's row lock.
+    @Test func aReadThatChangesNothingTakesNoLock() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let seq = try await Self.post(app, id, who.agent, "Hello")
+        #expect(try await Self.read(app, id, who.alice, seq).status == 200)
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 1)
+        let answered = try await pool.withTransaction { connection in
+            _ = try await connection.query("SELECT 1 FROM interactions WHERE id = $1::uuid FOR UPDATE", [UUID(uuidString: id)])
+            let started = ContinuousClock.now
+            let response = try await Self.read(app, id, who.alice, seq - 1)
+            return (response.status, ContinuousClock.now - started)
+        }
+        #expect(answered.0 == 200)
+        #expect(answered.1 < .seconds(2))
+        await pool.close()
+        await app.stop()
+    }
+
+    @Test func anInteractionThatIsOverRecordsReadsWithoutAnEvent() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let last = try await Self.post(app, id, who.agent, "Solved, bye")
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/end", token: who.agent).status == 200)
+        #expect(try await Self.counts(app, id, who.alice) == (1, 0))
+        let read = try await Self.read(app, id, who.alice, last + 1)
+        #expect(try read.status == 200 && Self.int(read.json()["read_through"]) == last + 1)
+        #expect(try await Self.counts(app, id, who.alice) == (0, 0))
+        #expect(try await Self.counts(app, id, who.agent) == (0, last + 1))
+        // The log still ends with its final state event, so streams resuming from it still get 204.
+        let kinds = try await app.database.query("SELECT kind FROM interaction_events ORDER BY seq")
+        #expect(try kinds.map { try $0.decode("kind", as: String.self) } == ["state", "message", "state"])
+        let resumed = try await app.call("GET", "/v1/interactions/\(id)/events", token: who.alice,
+                                         headers: ["Last-Event-ID": String(last + 1)])
+        #expect(resumed.status == 204)
+        await app.stop()
+    }
+
+    /// Reads of one reader sent at once, in a shuffled order, end at the highest id; the `read` events of that reader
+    /// only ever increase, and each one marks a real advance.
+    @Test(arguments: [UInt64(5), 77])
+    func readingNeverMovesBackwards(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        var last: Int64 = 0
+        for n in 0 ..< 30 { last = try await Self.post(app, id, who.agent, "m\(n)") }
+        let targets = Array(1 ... last).shuffled(using: &random)
+        let answers = try await withThrowingTaskGroup(of: (Int64, Int64).self) { group in
+            for target in targets {
+                group.addTask {
+                    let response = try await Self.read(app, id, who.alice, target)
+                    #expect(response.status == 200)
+                    return (target, Self.int(try response.json()["read_through"]) ?? -1)
+                }
+            }
+            return try await group.reduce(into: [(Int64, Int64)]()) { $0.append($1) }
+        }
+        // Every answer is at least what was asked for (never behind the request).
+        for (target, position) in answers { #expect(position >= target, "seed \(seed): asked \(target), got \(position)") }
+        let final = try await Self.read(app, id, who.alice, 1)
+        #expect(Self.int(try final.json()["read_through"]) == last, "seed \(seed)")
+        let events = try await app.database.query("""
+            SELECT (payload->>'read_through')::bigint AS through FROM interaction_events WHERE kind = 'read' ORDER BY seq
+            """)
+        let positions = try events.map { try $0.decode("through", as: Int64.self) }
+        #expect(positions == positions.sorted() && Set(positions).count == positions.count, "seed \(seed): \(positions)")
+        #expect(positions.last == last, "seed \(seed)")
+        await app.stop()
+    }
+}
