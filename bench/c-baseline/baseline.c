@@ -9,6 +9,8 @@
  *                 a worker thread (pool fed by a mutex+condvar queue) marks the request ready and
  *                 resumes it, MHD calls the handler again and the handler queues the response.
  *   GET /healthz  same as /async (lets this binary stand in for Switchboard when testing the scripts).
+ *   GET /page     200 with a fixed JSON body of PAGE_BYTES bytes, queued at once from memory: the same bytes as
+ *                 Switchboard's hot feed page, so the two compare like with like.
  *   anything else 404 (405 for a known path with another method).
  *
  * Environment / arguments:
@@ -16,6 +18,7 @@
  *   HOST      listening IPv4 address (default 127.0.0.1)
  *   THREADS   MHD thread-pool size (default: number of online cores); argv[1] overrides it
  *   WORKERS   async worker threads (default: number of online cores)
+ *   PAGE_BYTES size of the /page body (default 5440, a 20-item feed page)
  *
  * Build: gcc -O2 -Wall -o bench/c-baseline/mhd-baseline bench/c-baseline/baseline.c -lmicrohttpd -lpthread
  * Stops cleanly on SIGTERM / SIGINT.
@@ -40,7 +43,7 @@
 #define BODY_NOT_FOUND "{\"error\":\"not found\"}"
 #define BODY_NOT_ALLOWED "{\"error\":\"method not allowed\"}"
 
-enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
+enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
 
 /* Per-request context, stored in *con_cls and freed in the completion callback. */
 struct request {
@@ -52,7 +55,7 @@ struct request {
     struct request *next;  /* worker queue link */
 };
 
-static struct MHD_Response *resp_ok, *resp_not_found, *resp_not_allowed;
+static struct MHD_Response *resp_ok, *resp_page, *resp_not_found, *resp_not_allowed;
 
 /* One lock guards every context's suspended/ready flags: held only for a few instructions. */
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -118,6 +121,8 @@ static enum route route_for(const char *url, const char *method) {
     enum route r;
     if (strcmp(url, "/direct") == 0)
         r = ROUTE_DIRECT;
+    else if (strcmp(url, "/page") == 0)
+        r = ROUTE_PAGE;
     else if (strcmp(url, "/async") == 0 || strcmp(url, "/healthz") == 0)
         r = ROUTE_ASYNC;
     else
@@ -154,6 +159,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
     switch (r->route) {
     case ROUTE_DIRECT:
         return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
+    case ROUTE_PAGE:
+        return MHD_queue_response(connection, MHD_HTTP_OK, resp_page);
     case ROUTE_NOT_FOUND:
         return MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, resp_not_found);
     case ROUTE_NOT_ALLOWED:
@@ -211,16 +218,37 @@ static struct MHD_Response *make_response(const char *body) {
     return resp;
 }
 
-static unsigned parse_count(const char *s, const char *what) {
+/* A JSON body of exactly `size` bytes (at least 16): {"items":"xxx…"}. Kept for the process's life. */
+static const char *make_page(unsigned size) {
+    if (size < 16)
+        size = 16;
+    char *body = malloc(size + 1);
+    if (!body) {
+        fprintf(stderr, "mhd-baseline: out of memory\n");
+        exit(1);
+    }
+    const char *head = "{\"items\":\"";
+    size_t head_len = strlen(head);
+    memcpy(body, head, head_len);
+    memset(body + head_len, 'x', size - head_len - 2);
+    body[size - 2] = '"';
+    body[size - 1] = '}';
+    body[size] = '\0';
+    return body;
+}
+
+static unsigned parse_number(const char *s, const char *what, long max) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > 1024) {
+    if (errno || *end || v < 1 || v > max) {
         fprintf(stderr, "mhd-baseline: bad %s: %s\n", what, s);
         exit(2);
     }
     return (unsigned)v;
 }
+
+static unsigned parse_count(const char *s, const char *what) { return parse_number(s, what, 1024); }
 
 int main(int argc, char **argv) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -271,6 +299,8 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     resp_ok = make_response(BODY_OK);
+    const char *page_bytes = getenv("PAGE_BYTES");
+    resp_page = make_response(make_page(page_bytes ? parse_number(page_bytes, "PAGE_BYTES", 1 << 24) : 5440));
     resp_not_found = make_response(BODY_NOT_FOUND);
     resp_not_allowed = make_response(BODY_NOT_ALLOWED);
     if (MHD_add_response_header(resp_not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
@@ -333,6 +363,7 @@ int main(int argc, char **argv) {
     free(worker_ids);
 
     MHD_destroy_response(resp_ok);
+    MHD_destroy_response(resp_page);
     MHD_destroy_response(resp_not_found);
     MHD_destroy_response(resp_not_allowed);
     fprintf(stderr, "mhd-baseline: stopped (signal %d)\n", sig);
