@@ -110,6 +110,8 @@ public enum WebhookID {
 struct ClaimedMessage: Sendable {
     let id: UUID
     let endpointID: UUID
+    let interactionID: UUID
+    let eventSeq: Int64
     let eventType: String
     let body: [UInt8]
     let attempt: Int

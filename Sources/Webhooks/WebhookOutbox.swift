@@ -26,7 +26,7 @@ struct WebhookOutbox: Sendable {
                       AND NOT EXISTS (SELECT 1 FROM webhook_messages p
                                       WHERE p.endpoint_id = m.endpoint_id AND p.interaction_id = m.interaction_id
                                         AND p.event_seq < m.event_seq AND p.status = 'pending')
-                    ORDER BY m.next_attempt_at, m.created_at
+                    ORDER BY m.next_attempt_at, m.event_seq
                     LIMIT $1
                     FOR UPDATE OF m SKIP LOCKED
                 )
@@ -35,7 +35,7 @@ struct WebhookOutbox: Sendable {
                     attempts = m.attempts + 1
                 FROM due, webhook_endpoints e
                 WHERE m.id = due.id AND e.id = m.endpoint_id
-                RETURNING m.id, m.endpoint_id, m.event_type, m.body, m.attempts, m.created_at, e.url, e.secret,
+                RETURNING m.id, m.endpoint_id, m.interaction_id, m.event_seq, m.event_type, m.body, m.attempts, m.created_at, e.url, e.secret,
                           CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
                 """, [limit, milliseconds, token])
         }
@@ -43,6 +43,7 @@ struct WebhookOutbox: Sendable {
             let secrets = [try row.decode("secret", as: String.self), try row.decode("previous_secret", as: String?.self)]
                 .compactMap { $0.flatMap(WebhookSecret.init(text:)) }
             return ClaimedMessage(id: try row.decode("id"), endpointID: try row.decode("endpoint_id"),
+                                  interactionID: try row.decode("interaction_id"), eventSeq: try row.decode("event_seq"),
                                   eventType: try row.decode("event_type"), body: Array(try row.decode("body", as: String.self).utf8),
                                   attempt: try row.decode("attempts"), url: try row.decode("url"), secrets: secrets,
                                   createdAt: try row.decode("created_at"))
@@ -70,6 +71,15 @@ struct WebhookOutbox: Sendable {
                     finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE clock_timestamp() END
                 WHERE id = $1::uuid AND lease_token = $2::uuid
                 """, [message.id, token, status, result.error, retryIn ?? 0])
+            // The messages waiting behind this one: not due before it (rescheduled), or due now (it is done), so
+            // claims find the heads of the queues first instead of scanning past the waiting.
+            _ = try await connection.query("""
+                UPDATE webhook_messages w SET next_attempt_at = CASE WHEN $4 = 'pending'
+                        THEN greatest(w.next_attempt_at, (SELECT next_attempt_at FROM webhook_messages WHERE id = $5::uuid))
+                        ELSE least(w.next_attempt_at, clock_timestamp()) END
+                WHERE w.endpoint_id = $1::uuid AND w.interaction_id = $2::uuid AND w.event_seq > $3 AND w.status = 'pending'
+                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity'
+                """, [message.endpointID, message.interactionID, message.eventSeq, status, message.id])
             var reason: String?
             if result.outcome == .gone {
                 reason = "The endpoint answered 410 Gone at \(RFC3339.string(from: startedAt)); re-enable it to resume deliveries."
@@ -88,8 +98,17 @@ struct WebhookOutbox: Sendable {
                 UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
                 WHERE id = $1::uuid AND disabled_at IS NULL RETURNING id
                 """, [message.endpointID, reason])
-            return disabled.isEmpty ? nil : reason
+            guard !disabled.isEmpty else { return nil }
+            try await WebhookOutbox.pause(endpoint: message.endpointID, on: connection)
+            return reason
         }
+    }
+
+    /// Parks the endpoint's pending messages (due at 'infinity') while it is disabled, so claims do not scan them.
+    static func pause(endpoint: UUID, on connection: PostgresConnection) async throws {
+        _ = try await connection.query("""
+            UPDATE webhook_messages SET next_attempt_at = 'infinity' WHERE endpoint_id = $1::uuid AND status = 'pending'
+            """, [endpoint])
     }
 
     /// Deletes attempts, and delivered or given-up messages, older than `retention`.

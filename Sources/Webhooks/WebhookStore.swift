@@ -67,19 +67,30 @@ public struct WebhookStore: Sendable {
     /// the reason). Nil when there is no such endpoint.
     func update(_ id: UUID, tenantID: UUID, url: String?, events: [WebhookEventType]?, disabled: Bool?) async throws -> WebhookEndpoint? {
         let rows = try await pool.withConnection { connection in
+            // Disabling parks the endpoint's pending messages (due at 'infinity'); re-enabling makes them due now.
             try await connection.query("""
-                UPDATE webhook_endpoints SET
-                    url = coalesce($3, url),
-                    events = coalesce(ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), events),
-                    disabled_at = CASE WHEN $5::boolean IS NULL THEN disabled_at
-                                       WHEN $5 THEN coalesce(disabled_at, now()) END,
-                    disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason
-                                           WHEN $5 THEN coalesce(disabled_reason, 'disabled by the tenant') END,
-                    updated_at = now()
-                WHERE id = $1::uuid AND tenant_id = $2::uuid
-                RETURNING \(WebhookStore.columns)
+                WITH updated AS (
+                    UPDATE webhook_endpoints SET
+                        url = coalesce($3, url),
+                        events = coalesce(ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), events),
+                        disabled_at = CASE WHEN $5::boolean IS NULL THEN disabled_at
+                                           WHEN $5 THEN coalesce(disabled_at, now()) END,
+                        disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason
+                                               WHEN $5 THEN coalesce(disabled_reason, 'disabled by the tenant') END,
+                        updated_at = now()
+                    WHERE id = $1::uuid AND tenant_id = $2::uuid
+                    RETURNING \(WebhookStore.columns)
+                ), parked AS (
+                    UPDATE webhook_messages m
+                    SET next_attempt_at = CASE WHEN u.disabled_at IS NULL THEN now() ELSE 'infinity' END
+                    FROM updated u
+                    WHERE $5::boolean IS NOT NULL AND m.endpoint_id = u.id AND m.status = 'pending'
+                      AND (u.disabled_at IS NOT NULL OR m.next_attempt_at = 'infinity')
+                )
+                SELECT * FROM updated
                 """, [id, tenantID, url, try events.map { try WebhookStore.json($0.map(\.rawValue)) }, disabled])
         }
+        if disabled == false, !rows.isEmpty { await nudge() }
         return try rows.first.map(WebhookStore.endpoint)
     }
 
@@ -141,14 +152,21 @@ public struct WebhookStore: Sendable {
     func redeliver(_ id: UUID, tenantID: UUID) async throws -> Date? {
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                UPDATE webhook_messages SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL,
-                    lease_token = NULL, finished_at = NULL
-                WHERE id = $1::uuid AND tenant_id = $2::uuid
-                RETURNING next_attempt_at
+                UPDATE webhook_messages m SET status = 'pending', attempts = 0, lease_until = NULL, lease_token = NULL,
+                    finished_at = NULL,
+                    next_attempt_at = CASE WHEN e.disabled_at IS NULL THEN now() ELSE 'infinity' END
+                FROM webhook_endpoints e
+                WHERE m.id = $1::uuid AND m.tenant_id = $2::uuid AND e.id = m.endpoint_id
+                RETURNING now() AS next_attempt_at
                 """, [id, tenantID])
         }
-        if !rows.isEmpty { _ = try? await pool.withConnection { try await $0.query("SELECT pg_notify($1, '')", [WebhookStore.channel]) } }
+        if !rows.isEmpty { await nudge() }
         return try rows.first?.decode("next_attempt_at")
+    }
+
+    /// Wakes the delivery workers of every replica (best effort: they poll anyway).
+    private func nudge() async {
+        _ = try? await pool.withConnection { try await $0.query("SELECT pg_notify($1, '')", [WebhookStore.channel]) }
     }
 
     static func endpoint(_ row: PostgresRow) throws -> WebhookEndpoint {

@@ -41,7 +41,10 @@ public enum WebhooksMigrations {
                 finished_at timestamptz,
                 UNIQUE (endpoint_id, interaction_id, event_seq)
             );
-            CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at) WHERE status = 'pending';
+            -- Claims scan this in order: within one due time, earlier events first, so the heads of interactions'
+            -- queues come before the messages waiting behind them (which are also kept at least as late as their
+            -- predecessor's next attempt, and at 'infinity' while their endpoint is disabled).
+            CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at, event_seq) WHERE status = 'pending';
             CREATE INDEX webhook_messages_waiting ON webhook_messages (endpoint_id, interaction_id, event_seq)
                 WHERE status = 'pending';
             CREATE INDEX webhook_messages_age ON webhook_messages (created_at);
