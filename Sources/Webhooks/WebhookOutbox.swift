@@ -58,32 +58,36 @@ struct WebhookOutbox: Sendable {
                 retryIn: Double?) async throws -> String? {
         let latency = Int(result.latency.components.seconds * 1000 + result.latency.components.attoseconds / 1_000_000_000_000_000)
         let status = result.outcome == .delivered ? "delivered" : retryIn == nil ? "failed" : "pending"
-        return try await pool.withTransaction { connection -> String? in
-            _ = try await connection.query("""
-                INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at)
-                VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)
+        // One statement (atomic on its own): the attempt, the message moved on if the claim still holds it, and the
+        // messages waiting behind it — not due before it (rescheduled) or due now (it is done), so claims find the
+        // heads of the queues first instead of scanning past the waiting ones.
+        _ = try await pool.withConnection { connection in
+            try await connection.query("""
+                WITH attempt AS (
+                    INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at)
+                    VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)
+                ), moved AS (
+                    UPDATE webhook_messages SET status = $10, lease_until = NULL, lease_token = NULL, last_error = $7,
+                        next_attempt_at = CASE WHEN $10 = 'pending' THEN now() + $11::float8 * interval '1 second'
+                                               ELSE next_attempt_at END,
+                        finished_at = CASE WHEN $10 = 'pending' THEN NULL ELSE now() END
+                    WHERE id = $1::uuid AND lease_token = $9::uuid
+                    RETURNING id
+                )
+                UPDATE webhook_messages w SET next_attempt_at = CASE WHEN $10 = 'pending'
+                        THEN greatest(w.next_attempt_at, now() + $11::float8 * interval '1 second')
+                        ELSE least(w.next_attempt_at, now()) END
+                WHERE w.endpoint_id = $2::uuid AND w.interaction_id = $12::uuid AND w.event_seq > $13 AND w.status = 'pending'
+                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity' AND EXISTS (SELECT 1 FROM moved)
                 """, [message.id, message.endpointID, message.attempt, result.outcome.rawValue, result.status, latency,
-                      result.error, startedAt])
-            _ = try await connection.query("""
-                UPDATE webhook_messages SET status = $3, lease_until = NULL, lease_token = NULL, last_error = $4,
-                    next_attempt_at = CASE WHEN $3 = 'pending' THEN clock_timestamp() + $5::float8 * interval '1 second'
-                                           ELSE next_attempt_at END,
-                    finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE clock_timestamp() END
-                WHERE id = $1::uuid AND lease_token = $2::uuid
-                """, [message.id, token, status, result.error, retryIn ?? 0])
-            // The messages waiting behind this one: not due before it (rescheduled), or due now (it is done), so
-            // claims find the heads of the queues first instead of scanning past the waiting.
-            _ = try await connection.query("""
-                UPDATE webhook_messages w SET next_attempt_at = CASE WHEN $4 = 'pending'
-                        THEN greatest(w.next_attempt_at, (SELECT next_attempt_at FROM webhook_messages WHERE id = $5::uuid))
-                        ELSE least(w.next_attempt_at, clock_timestamp()) END
-                WHERE w.endpoint_id = $1::uuid AND w.interaction_id = $2::uuid AND w.event_seq > $3 AND w.status = 'pending'
-                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity'
-                """, [message.endpointID, message.interactionID, message.eventSeq, status, message.id])
+                      result.error, startedAt, token, status, retryIn ?? 0, message.interactionID, message.eventSeq])
+        }
+        guard result.outcome == .gone || status == "failed" else { return nil }
+        return try await pool.withTransaction { connection -> String? in
             var reason: String?
             if result.outcome == .gone {
                 reason = "The endpoint answered 410 Gone at \(RFC3339.string(from: startedAt)); re-enable it to resume deliveries."
-            } else if status == "failed" {
+            } else {
                 let delivered = try await connection.query("""
                     SELECT 1 FROM webhook_attempts WHERE endpoint_id = $1::uuid AND outcome = 'delivered' AND attempted_at >= $2 LIMIT 1
                     """, [message.endpointID, message.createdAt])
