@@ -20,6 +20,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("microhttpd")]
         ),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libcurl for webhook deliveries (curl_easy_setopt is variadic: one C function sets every option).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
 
         // Pure Swift concurrency building blocks: locks, keyed request coordination, the service lifecycle. No I/O.
         .target(name: "Coordination", swiftSettings: strict),
@@ -28,7 +30,8 @@ let package = Package(
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
         .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions"],
+        .target(name: "Webhooks", dependencies: ["CCurl", "HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks"],
                 resources: [.embedInCode("openapi.yaml")], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
         .target(name: "SwitchboardClient", swiftSettings: strict),
@@ -40,8 +43,9 @@ let package = Package(
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -5,6 +5,7 @@ import Interactions
 import HTTPServer
 import Postgres
 import Coordination
+import Webhooks
 
 /// The whole service wired together: pool, routes, and a ``ServiceGroup`` of what runs — the listener and its
 /// followers, migrations, idempotency pruning, the HTTP servers, the event-stream timers, the readiness mark —
@@ -54,14 +55,17 @@ public final class Application: Sendable {
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  statementDeadline: min(configuration.statementDeadline, .seconds(10)),
                                                  applicationName: Application.listenerName),
-            channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel],
+            channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel, WebhookStore.channel],
             livenessInterval: configuration.listenerLiveness,
             inline: { notices in
                 guard let feeds = staleMarks.withLock({ $0 }) else { return }
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
             })
+        let applier = Locked<MigrationApplier?>(nil)
         let services = Services(configuration: configuration, pool: pool, logger: logger,
-                                listening: { listener?.isConnected ?? false })
+                                listening: { listener?.isConnected ?? false },
+                                notices: { listener?.notifications() },
+                                migrated: { await applier.withLock { $0 }?.over.wait() })
         staleMarks.withLock { $0 = services.feeds }
         readiness.listening.withLock { $0 = { listener?.isConnected ?? false } }
         self.services = services
@@ -84,6 +88,7 @@ public final class Application: Sendable {
                               immediate: responder.respondImmediately(to:))
         }
         migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
+        applier.withLock { [migrationApplier] in $0 = migrationApplier }
         var parts: [any Service] = []
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
@@ -95,6 +100,7 @@ public final class Application: Sendable {
             })
         }
         parts.append(services.interactionEvents)
+        parts.append(services.webhooks)
         parts.append(DrainingMark(readiness: readiness))
         // A backstop only: each server bounds its own drain by the shutdown deadline (they drain one after the other).
         group = ServiceGroup(services: parts, gracefulShutdownDeadline: configuration.shutdownDeadline * 2 + .seconds(10))

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Postgres
+import Webhooks
 
 /// Everything the service reads from its environment, validated once at start-up.
 public struct Configuration: Sendable {
@@ -42,6 +43,11 @@ public struct Configuration: Sendable {
     public var metricsToken: String?
     /// Most live event streams one user (tenant, role, user id) may hold in one process (`STREAMS_PER_PRINCIPAL`).
     public var streamsPerPrincipal: Int
+    /// Webhook delivery: `WEBHOOK_RETRY_SCHEDULE` (comma-separated seconds between attempts), `WEBHOOK_TIMEOUT_SECONDS`
+    /// (per attempt), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (1 lets private and loopback targets through; tests only),
+    /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
+    /// secret keeps signing).
+    public var webhooks: WebhookSettings
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -52,7 +58,8 @@ public struct Configuration: Sendable {
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
                 testRoutes: Bool = false, streamsPerPrincipal: Int = 20, metricsToken: String? = nil,
-                statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10)) {
+                statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
+                webhooks: WebhookSettings = WebhookSettings()) {
         self.server = server
         self.streamServer = streamServer
         self.databaseURL = databaseURL
@@ -70,6 +77,7 @@ public struct Configuration: Sendable {
         self.metricsToken = metricsToken
         self.statementDeadline = statementDeadline
         self.listenerLiveness = listenerLiveness
+        self.webhooks = webhooks
     }
 
     /// Reads and validates the environment; the error names the offending variable.
@@ -111,7 +119,24 @@ public struct Configuration: Sendable {
             streamsPerPrincipal: try reader.integer("STREAMS_PER_PRINCIPAL", default: 20, in: 1 ... 100_000),
             metricsToken: try reader.secret("METRICS_TOKEN"),
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
-                                                                in: 100 ... 3_600_000)))
+                                                                in: 100 ... 3_600_000)),
+            webhooks: try webhookSettings(reader))
+    }
+
+    static func webhookSettings(_ reader: EnvironmentReader) throws -> WebhookSettings {
+        var settings = WebhookSettings()
+        if let text = reader.string("WEBHOOK_RETRY_SCHEDULE"), !text.isEmpty {
+            guard let schedule = WebhookSettings.schedule(parsing: text) else {
+                throw ConfigurationError(variable: "WEBHOOK_RETRY_SCHEDULE",
+                                         problem: "must be 1 to 30 comma-separated delays in seconds (0 to 604800), got '\(text)'")
+            }
+            settings.retrySchedule = schedule
+        }
+        settings.timeout = .seconds(try reader.integer("WEBHOOK_TIMEOUT_SECONDS", default: 15, in: 1 ... 300))
+        settings.allowPrivateTargets = try reader.integer("WEBHOOK_ALLOW_PRIVATE_TARGETS", default: 0, in: 0 ... 1) == 1
+        settings.concurrency = try reader.integer("WEBHOOK_CONCURRENCY", default: 16, in: 1 ... 256)
+        settings.secretOverlap = .seconds(try reader.integer("WEBHOOK_SECRET_OVERLAP_SECONDS", default: 86_400, in: 0 ... 30 * 86_400))
+        return settings
     }
 
     /// `DATABASE_URL`, required and parsable by libpq (no server is contacted): a typo stops start-up at once

@@ -4,6 +4,7 @@ import Feeds
 import HTTPServer
 import Interactions
 import Postgres
+import Webhooks
 
 /// `GET /metrics`: the Prometheus text exposition of the service, for a scraper holding `METRICS_TOKEN` (as a bearer
 /// token). Without that setting the route does not exist: an anonymous caller on the API port learns nothing.
@@ -20,10 +21,31 @@ struct MetricsRoute: Sendable {
     func register(on router: inout Router) {
         guard let token else { return }
         router.get("/metrics", AdminGuard(token: token).require { [self] _ in
-            Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
-                                            "Cache-Control": "no-store"],
-                     body: Array((render().joined(separator: "\n") + "\n").utf8))
+            let lines = render() + (await webhookLines())
+            return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
+                                                   "Cache-Control": "no-store"],
+                            body: Array((lines.joined(separator: "\n") + "\n").utf8))
         })
+    }
+
+    /// The webhook outbox's gauges (read from the database: they are the same on every replica) and this process's
+    /// attempts by outcome. Without the database, the gauges are left out rather than failing the scrape.
+    func webhookLines() async -> [String] {
+        let delivery = services.webhooks
+        var lines = Metrics.series("switchboard_webhook_attempts_total", "counter",
+                                   "Webhook delivery attempts made by this process, by outcome.",
+                                   AttemptResult.Outcome.allCases.map { outcome in
+                                       ("outcome=\"\(outcome.rawValue)\"", Double(delivery.attemptsByOutcome[outcome.rawValue] ?? 0))
+                                   })
+        if let backlog = try? await delivery.backlog() {
+            lines += Metrics.series("switchboard_webhook_queue_depth", "gauge",
+                                    "Webhook messages waiting for delivery to enabled endpoints (all replicas).",
+                                    [("", Double(backlog.depth))])
+            lines += Metrics.series("switchboard_webhook_oldest_undelivered_seconds", "gauge",
+                                    "Age of the oldest webhook message waiting for delivery to an enabled endpoint.",
+                                    [("", backlog.oldestSeconds)])
+        }
+        return lines
     }
 
     func render() -> [String] {

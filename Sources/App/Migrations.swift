@@ -2,9 +2,10 @@ import Accounts
 import Feeds
 import Interactions
 import Postgres
+import Webhooks
 
 /// The schema, as numbered migrations applied in order at start-up (see `Migrator`).
 public enum Migrations {
     /// Every migration of the service, oldest first.
-    public static let all: [Migration] = AccountsMigrations.all + FeedsMigrations.all + InteractionsMigrations.all
+    public static let all: [Migration] = AccountsMigrations.all + FeedsMigrations.all + InteractionsMigrations.all + WebhooksMigrations.all
 }

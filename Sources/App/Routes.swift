@@ -4,6 +4,7 @@ import Interactions
 import Foundation
 import HTTPServer
 import Postgres
+import Webhooks
 
 /// The domain services of one process, built once and shared by routes, listeners and metrics.
 struct Services: Sendable {
@@ -12,8 +13,10 @@ struct Services: Sendable {
     let guardian: AccessGuard
     let feeds: FeedService
     let interactionEvents: InteractionEvents
+    let webhooks: WebhookDelivery
 
-    init(configuration: Configuration, pool: PostgresPool, logger: Logger, listening: @escaping @Sendable () -> Bool) {
+    init(configuration: Configuration, pool: PostgresPool, logger: Logger, listening: @escaping @Sendable () -> Bool,
+         notices: @escaping @Sendable () -> AsyncStream<ListenerEvent>?, migrated: @escaping @Sendable () async -> Void) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
@@ -25,6 +28,9 @@ struct Services: Sendable {
             onDispatchFailure: { error in
                 logger.warning("live event dispatch failed; retrying", ["error": String(describing: error)])
             })
+        webhooks = WebhookDelivery(pool: pool, settings: configuration.webhooks,
+                                   log: .init(info: { logger.info($0, $1) }, warning: { logger.warning($0, $1) }),
+                                   notices: notices, ready: migrated)
     }
 }
 
@@ -52,6 +58,8 @@ enum Routes {
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
         InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents)
             .register(on: &router)
+        WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
+                      settings: configuration.webhooks).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

@@ -31,8 +31,8 @@ for name, version in pins.items():
     if venv not in location.parents and location != venv:
         sys.exit(f"check_isolation: {name} comes from {location}, outside {venv}")
 
-import openapi_core, openapi_spec_validator, yaml  # noqa: E401 — the tools the tests import, from here
-for module in (openapi_core, openapi_spec_validator, yaml):
+import openapi_core, openapi_spec_validator, standardwebhooks, yaml  # noqa: E401 — the tools the tests import, from here
+for module in (openapi_core, openapi_spec_validator, standardwebhooks, yaml):
     if venv not in pathlib.Path(module.__file__).resolve().parents:
         sys.exit(f"check_isolation: {module.__name__} imported from {module.__file__}")
 print(f"check_isolation: {len(pins)} pinned packages, all from {venv.name}; no global site-packages on the path")

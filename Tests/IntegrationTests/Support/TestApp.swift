@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Postgres
 import Testing
+import Webhooks
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -100,7 +101,8 @@ struct TestApp: Sendable {
                       reconnectDelay: Duration = .seconds(2), port: Int = 0,
                       streamListener: Bool = false, streamsPerPrincipal: Int = 20, databaseURL: String? = nil,
                       statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
-                      poolTimeout: Duration = .seconds(5)) async throws -> TestApp {
+                      poolTimeout: Duration = .seconds(5),
+                      webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true)) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         let configuration = Configuration(
@@ -110,7 +112,7 @@ struct TestApp: Sendable {
             poolSize: 8, poolTimeout: poolTimeout, logLevel: .debug, adminToken: adminToken,
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay,
             streamsPerPrincipal: streamsPerPrincipal, metricsToken: TestApp.metricsToken,
-            statementDeadline: statementDeadline, listenerLiveness: listenerLiveness)
+            statementDeadline: statementDeadline, listenerLiveness: listenerLiveness, webhooks: webhooks)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()

@@ -1,0 +1,141 @@
+import Foundation
+import HTTPServer
+import Postgres
+
+/// The workers' side of the outbox: claiming due messages under a lease, recording attempts, pruning, and the
+/// queue's gauges.
+///
+/// A claim is one short statement (`FOR UPDATE SKIP LOCKED`, then a lease written on the row): no transaction stays
+/// open across the HTTP call, and a worker that dies mid-attempt leaves a lease that simply runs out, after which
+/// any replica claims the message again (at least once). A message is claimable only when no earlier message of the
+/// same endpoint and interaction is still pending, so per endpoint and interaction, messages are attempted in event
+/// order and none before its predecessors are delivered or given up.
+struct WebhookOutbox: Sendable {
+    let pool: PostgresPool
+
+    /// Claims up to `limit` due messages for `lease`, under claim `token`.
+    func claim(limit: Int, lease: Duration, token: UUID) async throws -> [ClaimedMessage] {
+        let milliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                WITH due AS (
+                    SELECT m.id FROM webhook_messages m
+                    JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.disabled_at IS NULL
+                    WHERE m.status = 'pending' AND m.next_attempt_at <= now()
+                      AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
+                      AND NOT EXISTS (SELECT 1 FROM webhook_messages p
+                                      WHERE p.endpoint_id = m.endpoint_id AND p.interaction_id = m.interaction_id
+                                        AND p.event_seq < m.event_seq AND p.status = 'pending')
+                    ORDER BY m.next_attempt_at, m.event_seq
+                    LIMIT $1
+                    FOR UPDATE OF m SKIP LOCKED
+                )
+                UPDATE webhook_messages m
+                SET lease_until = clock_timestamp() + $2::bigint * interval '1 millisecond', lease_token = $3::uuid,
+                    attempts = m.attempts + 1
+                FROM due, webhook_endpoints e
+                WHERE m.id = due.id AND e.id = m.endpoint_id
+                RETURNING m.id, m.endpoint_id, m.interaction_id, m.event_seq, m.event_type, m.body, m.attempts, m.created_at, e.url, e.secret,
+                          CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
+                """, [limit, milliseconds, token])
+        }
+        return try rows.map { row in
+            let secrets = [try row.decode("secret", as: String.self), try row.decode("previous_secret", as: String?.self)]
+                .compactMap { $0.flatMap(WebhookSecret.init(text:)) }
+            return ClaimedMessage(id: try row.decode("id"), endpointID: try row.decode("endpoint_id"),
+                                  interactionID: try row.decode("interaction_id"), eventSeq: try row.decode("event_seq"),
+                                  eventType: try row.decode("event_type"), body: Array(try row.decode("body", as: String.self).utf8),
+                                  attempt: try row.decode("attempts"), url: try row.decode("url"), secrets: secrets,
+                                  createdAt: try row.decode("created_at"))
+        }
+    }
+
+    /// Logs an attempt and moves its message on, if the claim `token` still holds it: delivered; due again after
+    /// `retryIn` seconds; or given up (`retryIn` nil). A `410 Gone` disables the endpoint; a message given up after
+    /// a schedule in which nothing reached the endpoint disables it too. Returns the reason when it disabled it.
+    @discardableResult
+    func record(_ result: AttemptResult, of message: ClaimedMessage, token: UUID, startedAt: Date,
+                retryIn: Double?) async throws -> String? {
+        let latency = Int(result.latency.components.seconds * 1000 + result.latency.components.attoseconds / 1_000_000_000_000_000)
+        let status = result.outcome == .delivered ? "delivered" : retryIn == nil ? "failed" : "pending"
+        // One statement (atomic on its own): the attempt, the message moved on if the claim still holds it, and the
+        // messages waiting behind it — not due before it (rescheduled) or due now (it is done), so claims find the
+        // heads of the queues first instead of scanning past the waiting ones.
+        _ = try await pool.withConnection { connection in
+            try await connection.query("""
+                WITH attempt AS (
+                    INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at)
+                    VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)
+                ), moved AS (
+                    UPDATE webhook_messages SET status = $10, lease_until = NULL, lease_token = NULL, last_error = $7,
+                        next_attempt_at = CASE WHEN $10 = 'pending' THEN now() + $11::float8 * interval '1 second'
+                                               ELSE next_attempt_at END,
+                        finished_at = CASE WHEN $10 = 'pending' THEN NULL ELSE now() END
+                    WHERE id = $1::uuid AND lease_token = $9::uuid
+                    RETURNING id
+                )
+                UPDATE webhook_messages w SET next_attempt_at = CASE WHEN $10 = 'pending'
+                        THEN greatest(w.next_attempt_at, now() + $11::float8 * interval '1 second')
+                        ELSE least(w.next_attempt_at, now()) END
+                WHERE w.endpoint_id = $2::uuid AND w.interaction_id = $12::uuid AND w.event_seq > $13 AND w.status = 'pending'
+                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity' AND EXISTS (SELECT 1 FROM moved)
+                """, [message.id, message.endpointID, message.attempt, result.outcome.rawValue, result.status, latency,
+                      result.error, startedAt, token, status, retryIn ?? 0, message.interactionID, message.eventSeq])
+        }
+        guard result.outcome == .gone || status == "failed" else { return nil }
+        return try await pool.withTransaction { connection -> String? in
+            var reason: String?
+            if result.outcome == .gone {
+                reason = "The endpoint answered 410 Gone at \(RFC3339.string(from: startedAt)); re-enable it to resume deliveries."
+            } else {
+                let delivered = try await connection.query("""
+                    SELECT 1 FROM webhook_attempts WHERE endpoint_id = $1::uuid AND outcome = 'delivered' AND attempted_at >= $2 LIMIT 1
+                    """, [message.endpointID, message.createdAt])
+                if delivered.isEmpty {
+                    reason = "Every delivery failed since \(RFC3339.string(from: message.createdAt)) (\(message.attempt) "
+                        + "attempts of message \(WebhookID.text(message.id)), the last: \(result.error ?? "failed")); "
+                        + "re-enable it to resume deliveries."
+                }
+            }
+            guard let reason else { return nil }
+            let disabled = try await connection.query("""
+                UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
+                WHERE id = $1::uuid AND disabled_at IS NULL RETURNING id
+                """, [message.endpointID, reason])
+            guard !disabled.isEmpty else { return nil }
+            try await WebhookOutbox.pause(endpoint: message.endpointID, on: connection)
+            return reason
+        }
+    }
+
+    /// Parks the endpoint's pending messages (due at 'infinity') while it is disabled, so claims do not scan them.
+    static func pause(endpoint: UUID, on connection: PostgresConnection) async throws {
+        _ = try await connection.query("""
+            UPDATE webhook_messages SET next_attempt_at = 'infinity' WHERE endpoint_id = $1::uuid AND status = 'pending'
+            """, [endpoint])
+    }
+
+    /// Deletes attempts, and delivered or given-up messages, older than `retention`.
+    func prune(olderThan retention: Duration) async throws {
+        let seconds = retention.components.seconds
+        _ = try await pool.withConnection { connection in
+            _ = try await connection.query("DELETE FROM webhook_attempts WHERE attempted_at < now() - $1::bigint * interval '1 second'", [seconds])
+            return try await connection.query("""
+                DELETE FROM webhook_messages WHERE status <> 'pending' AND created_at < now() - $1::bigint * interval '1 second'
+                """, [seconds])
+        }
+    }
+
+    /// Messages waiting for delivery to enabled endpoints, and the age in seconds of the oldest of them.
+    func backlog() async throws -> (depth: Int, oldestSeconds: Double) {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query("""
+                SELECT count(*)::bigint AS depth,
+                       coalesce(extract(epoch FROM clock_timestamp() - min(m.created_at)), 0)::float8 AS oldest
+                FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.disabled_at IS NULL
+                WHERE m.status = 'pending'
+                """)
+        }
+        return (Int(try rows[0].decode("depth", as: Int64.self)), try rows[0].decode("oldest"))
+    }
+}

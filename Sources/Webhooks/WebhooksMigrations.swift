@@ -1,0 +1,120 @@
+import Postgres
+
+/// The webhooks schema: endpoints, the outbox of messages (one per event and subscribed endpoint) and the attempt
+/// log. The outbox is filled by a trigger on `interaction_events`, so a message exists exactly when its event
+/// committed: a rolled-back write leaves none, a committed one cannot lose its message, and no module that writes
+/// events needs to know of webhooks.
+public enum WebhooksMigrations {
+    /// Migrations owned by this module (versions 400–499).
+    public static let all: [Migration] = [
+        Migration(version: 400, name: "webhooks", sql: """
+            CREATE TABLE webhook_endpoints (
+                id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                url text NOT NULL,
+                events text[] NOT NULL,
+                secret text NOT NULL,
+                previous_secret text,
+                previous_secret_expires_at timestamptz,
+                disabled_at timestamptz,
+                disabled_reason text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX webhook_endpoints_by_tenant ON webhook_endpoints (tenant_id, created_at DESC, id DESC);
+
+            CREATE TABLE webhook_messages (
+                id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                endpoint_id uuid NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+                tenant_id uuid NOT NULL,
+                interaction_id uuid NOT NULL,
+                event_seq bigint NOT NULL,
+                event_type text NOT NULL,
+                body text NOT NULL,
+                status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+                attempts int NOT NULL DEFAULT 0,
+                next_attempt_at timestamptz NOT NULL DEFAULT now(),
+                lease_until timestamptz,
+                lease_token uuid,
+                last_error text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                finished_at timestamptz,
+                UNIQUE (endpoint_id, interaction_id, event_seq)
+            );
+            -- Claims scan this in order: within one due time, earlier events first, so the heads of interactions'
+            -- queues come before the messages waiting behind them (which are also kept at least as late as their
+            -- predecessor's next attempt, and at 'infinity' while their endpoint is disabled).
+            CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_at, event_seq) WHERE status = 'pending';
+            CREATE INDEX webhook_messages_waiting ON webhook_messages (endpoint_id, interaction_id, event_seq)
+                WHERE status = 'pending';
+            CREATE INDEX webhook_messages_age ON webhook_messages (created_at);
+
+            CREATE TABLE webhook_attempts (
+                id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                message_id uuid NOT NULL REFERENCES webhook_messages (id) ON DELETE CASCADE,
+                endpoint_id uuid NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+                attempt int NOT NULL,
+                outcome text NOT NULL,
+                response_status int,
+                latency_ms int NOT NULL,
+                error text,
+                attempted_at timestamptz NOT NULL DEFAULT clock_timestamp()
+            );
+            CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, attempted_at DESC, id DESC);
+            CREATE INDEX webhook_attempts_by_message ON webhook_attempts (message_id);
+            CREATE INDEX webhook_attempts_age ON webhook_attempts (attempted_at);
+
+            -- RFC 3339 in UTC with microseconds, as the API writes dates.
+            CREATE FUNCTION webhook_time(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+                SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+            $$;
+
+            -- One outbox message per enabled endpoint of the tenant subscribed to the event's type, in the
+            -- transaction that appends the event. The body is fixed here, so every attempt sends the same bytes.
+            CREATE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                event_type text;
+                interaction interactions%ROWTYPE;
+                data jsonb;
+            BEGIN
+                event_type := CASE NEW.kind
+                    WHEN 'message' THEN 'message.created'
+                    WHEN 'assignment' THEN 'interaction.assigned'
+                    WHEN 'read' THEN 'interaction.read'
+                    WHEN 'state' THEN CASE NEW.payload->>'state'
+                        WHEN 'started' THEN 'interaction.started'
+                        WHEN 'ended' THEN 'interaction.ended'
+                        WHEN 'failed' THEN 'interaction.failed' END
+                END;
+                IF event_type IS NULL THEN RETURN NULL; END IF;
+                SELECT * INTO interaction FROM interactions WHERE id = NEW.interaction_id;
+                IF NOT EXISTS (SELECT 1 FROM webhook_endpoints e
+                               WHERE e.tenant_id = interaction.tenant_id AND e.disabled_at IS NULL
+                                 AND event_type = ANY (e.events)) THEN
+                    RETURN NULL;
+                END IF;
+                IF NEW.kind = 'state' THEN
+                    data := jsonb_build_object(
+                        'id', interaction.id, 'customer_id', interaction.customer_id, 'subject', interaction.subject,
+                        'state', interaction.state, 'failure_reason', interaction.failure_reason,
+                        'created_at', webhook_time(interaction.created_at), 'ended_at', webhook_time(interaction.ended_at),
+                        'seq', NEW.seq);
+                ELSE
+                    data := NEW.payload || jsonb_build_object('seq', NEW.seq, 'created_at', webhook_time(NEW.created_at));
+                END IF;
+                data := data || jsonb_build_object('tenant_id', interaction.tenant_id, 'interaction_id', NEW.interaction_id,
+                                                   'event_id', NEW.interaction_id::text || ':' || NEW.seq);
+                INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
+                SELECT e.id, interaction.tenant_id, NEW.interaction_id, NEW.seq, event_type,
+                       jsonb_build_object('type', event_type, 'timestamp', webhook_time(NEW.created_at), 'data', data)::text
+                FROM webhook_endpoints e
+                WHERE e.tenant_id = interaction.tenant_id AND e.disabled_at IS NULL AND event_type = ANY (e.events);
+                PERFORM pg_notify('switchboard_webhooks', '');
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER interaction_events_webhooks AFTER INSERT ON interaction_events
+                FOR EACH ROW EXECUTE FUNCTION webhook_outbox();
+            """),
+    ]
+}

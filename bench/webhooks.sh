@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Webhooks: what a subscribed endpoint costs a message POST, and how fast the outbox drains.
+#   1. POST /v1/interactions/{id}/messages (16 interactions per tenant, round-robin) for a tenant without a webhook
+#      endpoint and for one with an endpoint subscribed to message.created, in interleaved rounds; each round starts
+#      with an empty outbox, and the "with" rounds deliver their messages while they run. Target: req/s with
+#      webhooks >= 0.80 of without (BENCH_WEBHOOK_TARGET_RATIO).
+#   2. Throughput: BENCH_WEBHOOK_BURST messages (100 interactions) committed at once, timed until every one is
+#      delivered to a local receiver that answers 204 at once (bench/webhook-receiver.py, one Python process).
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh.
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init
+TARGET_RATIO=${BENCH_WEBHOOK_TARGET_RATIO:-0.80}
+BURST=${BENCH_WEBHOOK_BURST:-5000}
+SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
+[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
+[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
+command -v psql >/dev/null || bench_die "psql not found"
+ADMIN=bench-admin-token-0123456789
+
+sb_port="" hook_port=""
+bench_pick_port sb_port 18390
+bench_pick_port hook_port 18395
+bench_start_server receiver "http://127.0.0.1:$hook_port/count" -- python3 "$BENCH_DIR/webhook-receiver.py" "$hook_port"
+bench_start_server switchboard "http://127.0.0.1:$sb_port/readyz" -- env PORT="$sb_port" HOST=127.0.0.1 \
+    STREAM_PORT=off DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN \
+    WEBHOOK_ALLOW_PRIVATE_TARGETS=1 "$SB_BIN"
+base="http://127.0.0.1:$sb_port"
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+post() { curl -sf -X POST "$base$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$3"; }
+
+# Two tenants, each with a customer and 16 open interactions; only the second has an endpoint.
+declare -A TOKEN IDS TENANT
+for t in without with; do
+    tenant=$(post /v1/admin/tenants "$ADMIN" "{\"name\":\"bench-$t\"}")
+    key=$(echo "$tenant" | json api_key)
+    TENANT[$t]=$(echo "$tenant" | json id)
+    TOKEN[$t]=$(post /v1/sessions "$key" '{"user_id":"bench","role":"customer"}' | json token)
+    ids=""
+    for _ in $(seq 1 16); do ids+="$(post /v1/interactions "${TOKEN[$t]}" '{}' | json id),"; done
+    IDS[$t]=${ids%,}
+    [ "$t" = with ] && post /v1/webhooks/endpoints "$key" \
+        "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"message.created\"]}" >/dev/null
+done
+pending() { psql "$DATABASE_URL" -Atqc "SELECT count(*) FROM webhook_messages WHERE status = 'pending'"; }
+drain() {
+    local deadline=$((SECONDS + 300))
+    while [ "$(pending)" != 0 ]; do
+        [ "$SECONDS" -lt "$deadline" ] || bench_die "the outbox did not drain within 300 s"
+        sleep 0.2
+    done
+}
+script="$BENCH_OUT/raw/webhooks-post.lua"
+cat >"$script" <<'LUA'
+local ids = {}
+for id in string.gmatch(os.getenv("BENCH_INTERACTIONS"), "[^,]+") do ids[#ids + 1] = id end
+local auth = "Bearer " .. os.getenv("BENCH_TOKEN")
+local n = 0
+request = function()
+    n = n + 1
+    return wrk.format("POST", "/v1/interactions/" .. ids[(n % #ids) + 1] .. "/messages",
+        { ["Content-Type"] = "application/json", ["Authorization"] = auth }, '{"text":"Where is my order?"}')
+end
+LUA
+run_posts() { # TENANT SECONDS OUT
+    BENCH_INTERACTIONS=${IDS[$1]} BENCH_TOKEN=${TOKEN[$1]} bench_run wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNECTIONS" \
+        -d"${2}s" --latency -s "$script" "$base" >"$3" 2>&1 || { cat "$3" >&2; bench_die "wrk failed"; }
+}
+for t in without with; do run_posts "$t" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/webhooks-$t-warmup.txt"; done
+drain
+declare -A RPS P50 P99 NON2XX
+for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+    for t in without with; do
+        raw="$BENCH_OUT/raw/webhooks-$t-r$r.txt"
+        run_posts "$t" "$BENCH_SECONDS" "$raw"
+        read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
+        RPS[$t:$r]=$rps P50[$t:$r]=$p50 P99[$t:$r]=$p99 NON2XX[$t:$r]=$non2xx
+        bench_log "round $r/$BENCH_ROUNDS  $(printf '%-16s %8s req/s  p50 %s ms  p99 %s ms' "$t webhooks" "$rps" "$p50" "$p99")"
+        drain
+    done
+done
+declare -A MED MP50 MP99 ERR
+for t in without with; do
+    vals=() errs=0
+    for ((r = 1; r <= BENCH_ROUNDS; r++)); do vals+=("${RPS[$t:$r]}"); errs=$((errs + ${NON2XX[$t:$r]})); done
+    MED[$t]=$(bench_median "${vals[@]}")
+    mi=$(( $(bench_median_index "${vals[@]}") + 1 ))
+    MP50[$t]=${P50[$t:$mi]} MP99[$t]=${P99[$t:$mi]} ERR[$t]=$errs
+done
+
+# Throughput: a burst committed in one transaction over 100 interactions, then timed until all are delivered.
+psql "$DATABASE_URL" -q <<SQL
+INSERT INTO interactions (tenant_id, customer_id) SELECT '${TENANT[with]}', 'burst' FROM generate_series(1, 100);
+SQL
+received_before=$(curl -sf "http://127.0.0.1:$hook_port/count")
+start=$(date +%s.%N)
+psql "$DATABASE_URL" -q <<SQL
+DO \$\$
+DECLARE i record;
+BEGIN
+    FOR k IN 1 .. $BURST / 100 LOOP
+        FOR i IN SELECT id FROM interactions WHERE customer_id = 'burst' LOOP
+            WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = i.id RETURNING last_seq)
+            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+            SELECT i.id, last_seq, 'message', jsonb_build_object('id', gen_random_uuid(), 'sender_id', 'agent-1',
+                   'sender_role', 'agent', 'text', 'Your order ships today.') FROM next;
+        END LOOP;
+    END LOOP;
+END \$\$;
+SQL
+committed=$(date +%s.%N)
+drain
+done_at=$(date +%s.%N)
+received=$(( $(curl -sf "http://127.0.0.1:$hook_port/count") - received_before ))
+per_second=$(python3 -c "print(round($BURST / ($done_at - $committed)))")
+bench_log "burst: $BURST messages committed in $(python3 -c "print(round($committed - $start, 2))") s, delivered in $(python3 -c "print(round($done_at - $committed, 2))") s: $per_second/s ($received received)"
+
+ratio=$(bench_ratio "${MED[with]}" "${MED[without]}")
+verdict=PASS
+reason="POST rate with webhooks / without = $ratio >= $TARGET_RATIO"
+if [ "${ERR[with]}" -gt 0 ] || [ "${ERR[without]}" -gt 0 ]; then
+    verdict=FAIL; reason="non-2xx answers: with ${ERR[with]}, without ${ERR[without]}"
+elif ! bench_ge "$ratio" "$TARGET_RATIO"; then
+    verdict=FAIL; reason="POST rate with webhooks / without = $ratio < $TARGET_RATIO"
+elif [ "$received" -lt "$BURST" ]; then
+    verdict=FAIL; reason="the receiver got $received of $BURST burst deliveries"
+fi
+{
+    echo
+    echo "## webhooks"
+    echo
+    echo "Message POSTs: wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${BENCH_SECONDS}s, $BENCH_ROUNDS interleaved rounds, medians; 16 interactions per tenant"
+    echo '```'
+    printf '%-28s %10s %9s %9s %8s\n' target "req/s" "p50 ms" "p99 ms" non-2xx
+    for t in without with; do
+        printf '%-28s %10s %9s %9s %8s\n' "POST message, $t webhooks" "${MED[$t]}" "${MP50[$t]}" "${MP99[$t]}" "${ERR[$t]}"
+    done
+    echo "ratio with/without: $ratio (target >= $TARGET_RATIO)"
+    echo "delivery throughput: $per_second deliveries/s ($BURST messages over 100 interactions, receiver answers 204 at once)"
+    echo '```'
+    echo "$verdict: $reason. $(bench_machine); load $(bench_load)."
+} | tee "$BENCH_OUT/webhooks.md"
+[ "$verdict" = PASS ]
