@@ -46,7 +46,7 @@ start)
     fi
     if as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then exit 0; fi
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-        "-k $dir -p $port -c listen_addresses='' -c max_connections=300 -c shared_preload_libraries=pg_stat_statements -c fsync=${PG_FSYNC:-on}" >/dev/null \
+        "-k $dir -p $port -c listen_addresses='' -c max_connections=${PG_MAX_CONNECTIONS:-300} -c shared_preload_libraries=pg_stat_statements -c fsync=${PG_FSYNC:-on}" >/dev/null \
         || { tail -n 30 "$dir/server.log" >&2; exit 1; }
     ;;
 stop)

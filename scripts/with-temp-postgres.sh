@@ -10,7 +10,9 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-"$here/pg.sh" start "$dir/cluster" 5432
+# The test suite runs many services at once against this one cluster, each with its pool, LISTEN connection and
+# webhook worker: about 300 connections at its peak.
+PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-1000} "$here/pg.sh" start "$dir/cluster" 5432
 DATABASE_URL=$("$here/pg.sh" url "$dir/cluster" 5432)
 export DATABASE_URL
 export SWITCHBOARD_PG_SCRIPT="$here/pg.sh"
