@@ -5,7 +5,8 @@
 #      with an empty outbox, and the "with" rounds deliver their messages while they run. Target: req/s with
 #      webhooks >= 0.80 of without (BENCH_WEBHOOK_TARGET_RATIO).
 #   2. Throughput: BENCH_WEBHOOK_BURST messages (100 interactions) committed at once, timed until every one is
-#      delivered to a local receiver that answers 204 at once (bench/webhook-receiver.py, one Python process).
+#      delivered to a local receiver that answers 204 at once (the raw-C baseline's POST /hook, so that the
+#      receiver's own cost is as small as the machine allows: it shares the two cores with everything else).
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -17,12 +18,13 @@ SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
 [ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
 [ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
 command -v psql >/dev/null || bench_die "psql not found"
+bench_build_c_baseline
 ADMIN=bench-admin-token-0123456789
 
 sb_port="" hook_port=""
 bench_pick_port sb_port 18390
 bench_pick_port hook_port 18395
-bench_start_server receiver "http://127.0.0.1:$hook_port/count" -- python3 "$BENCH_DIR/webhook-receiver.py" "$hook_port"
+bench_start_server receiver "http://127.0.0.1:$hook_port/count" -- env PORT="$hook_port" HOST=127.0.0.1 THREADS=1 "$BENCH_C_BIN"
 bench_start_server switchboard "http://127.0.0.1:$sb_port/readyz" -- env PORT="$sb_port" HOST=127.0.0.1 \
     STREAM_PORT=off DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN \
     WEBHOOK_ALLOW_PRIVATE_TARGETS=1 "$SB_BIN"

@@ -21,9 +21,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-port, stream_port = free_port(), free_port()
+port, stream_port, dead_port = free_port(), free_port(), free_port()
 env = dict(os.environ, PORT=str(port), STREAM_PORT=str(stream_port), HOST="127.0.0.1", LOG_LEVEL="error",
-           SWITCHBOARD_ADMIN_TOKEN=ADMIN, RATE_LIMIT_PER_MINUTE="600")
+           SWITCHBOARD_ADMIN_TOKEN=ADMIN, RATE_LIMIT_PER_MINUTE="600",
+           # Webhooks go to a local port nobody listens on: attempts fail at once and show in the attempt log.
+           WEBHOOK_ALLOW_PRIVATE_TARGETS="1")
 server = subprocess.Popen([sys.argv[1], "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 base = f"http://127.0.0.1:{port}"
 checked = 0
@@ -133,6 +135,33 @@ try:
     call("GET", f"/v1/interactions/{live}/events", customer, headers={"Last-Event-ID": "999"}, expect=400)
     failed = call("POST", "/v1/interactions", customer, {}, expect=201)["id"]
     call("POST", f"/v1/interactions/{failed}/fail", agent, {"reason": "line dropped"}, expect=200)
+    # Webhooks: register, read, change, rotate, one event's attempts, redelivery, the operator's view, removal.
+    hook = call("POST", "/v1/webhooks/endpoints", key,
+                {"url": f"http://127.0.0.1:{dead_port}/hook", "events": ["message.created", "interaction.ended"]},
+                expect=201)
+    assert hook["secret"].startswith("whsec_"), hook
+    hid = hook["id"]
+    call("GET", "/v1/webhooks/endpoints?limit=5", key, expect=200)
+    call("GET", f"/v1/webhooks/endpoints/{hid}", key, expect=200)
+    call("PATCH", f"/v1/webhooks/endpoints/{hid}", key, {"events": ["message.created"]}, expect=200)
+    call("POST", f"/v1/webhooks/endpoints/{hid}/rotate-secret", key, expect=200)
+    hooked = call("POST", "/v1/interactions", customer, {"subject": "Webhooks"}, expect=201)["id"]
+    call("POST", f"/v1/interactions/{hooked}/messages", agent, {"text": "This one goes out by webhook"}, expect=201)
+    attempts = {"items": []}
+    for _ in range(100):
+        attempts = call("GET", f"/v1/webhooks/endpoints/{hid}/attempts?limit=5", key, expect=200)
+        if attempts["items"]:
+            break
+        time.sleep(0.1)
+    assert attempts["items"], "no attempt within 10 s"
+    call("POST", f"/v1/webhooks/messages/{attempts['items'][0]['webhook_id']}/redeliver", key, expect=202)
+    call("GET", f"/v1/admin/tenants/{tenant['id']}/webhooks/endpoints", ADMIN, expect=200)
+    call("POST", "/v1/webhooks/endpoints", key, {"url": "ftp://example.com/x", "events": ["message.created"]}, expect=400)
+    call("POST", "/v1/webhooks/endpoints", customer, {"url": "https://example.com/x", "events": ["message.created"]}, expect=401)
+    call("GET", "/v1/webhooks/endpoints/00000000-0000-0000-0000-000000000000", key, expect=404)
+    call("POST", "/v1/webhooks/messages/msg_00000000000000000000000000000000/redeliver", key, expect=404)
+    call("DELETE", f"/v1/webhooks/endpoints/{hid}", key, expect=204)
+    call("GET", f"/v1/webhooks/endpoints/{hid}", key, expect=404)
     # Error paths, each validated against its documented problem response.
     call("GET", "/v1/sessions/current", expect=401)
     call("GET", "/v1/feeds/news?limit=0", customer, expect=400)

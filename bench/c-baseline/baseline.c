@@ -11,6 +11,8 @@
  *   GET /healthz  same as /async (lets this binary stand in for Switchboard when testing the scripts).
  *   GET /page     200 with a fixed JSON body of PAGE_BYTES bytes, queued at once from memory: the same bytes as
  *                 Switchboard's hot feed page, so the two compare like with like.
+ *   POST /hook    204, the body read and dropped, counted: a webhook receiver that answers at once.
+ *   GET /count    200 with the number of /hook requests answered so far.
  *   anything else 404 (405 for a known path with another method).
  *
  * Environment / arguments:
@@ -43,7 +45,9 @@
 #define BODY_NOT_FOUND "{\"error\":\"not found\"}"
 #define BODY_NOT_ALLOWED "{\"error\":\"method not allowed\"}"
 
-enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
+enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_HOOK, ROUTE_COUNT, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
+
+static atomic_ulong hooks_received;
 
 /* Per-request context, stored in *con_cls and freed in the completion callback. */
 struct request {
@@ -55,7 +59,7 @@ struct request {
     struct request *next;  /* worker queue link */
 };
 
-static struct MHD_Response *resp_ok, *resp_page, *resp_not_found, *resp_not_allowed;
+static struct MHD_Response *resp_ok, *resp_page, *resp_empty, *resp_not_found, *resp_not_allowed;
 
 /* One lock guards every context's suspended/ready flags: held only for a few instructions. */
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -119,7 +123,11 @@ static void *worker_main(void *arg) {
 
 static enum route route_for(const char *url, const char *method) {
     enum route r;
-    if (strcmp(url, "/direct") == 0)
+    if (strcmp(url, "/hook") == 0)
+        return strcmp(method, MHD_HTTP_METHOD_POST) == 0 ? ROUTE_HOOK : ROUTE_NOT_ALLOWED;
+    if (strcmp(url, "/count") == 0)
+        r = ROUTE_COUNT;
+    else if (strcmp(url, "/direct") == 0)
         r = ROUTE_DIRECT;
     else if (strcmp(url, "/page") == 0)
         r = ROUTE_PAGE;
@@ -161,6 +169,19 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
         return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
     case ROUTE_PAGE:
         return MHD_queue_response(connection, MHD_HTTP_OK, resp_page);
+    case ROUTE_HOOK:
+        atomic_fetch_add_explicit(&hooks_received, 1, memory_order_relaxed);
+        return MHD_queue_response(connection, MHD_HTTP_NO_CONTENT, resp_empty);
+    case ROUTE_COUNT: {
+        char text[32];
+        int length = snprintf(text, sizeof text, "%lu", atomic_load_explicit(&hooks_received, memory_order_relaxed));
+        struct MHD_Response *count = MHD_create_response_from_buffer((size_t)length, text, MHD_RESPMEM_MUST_COPY);
+        if (!count)
+            return MHD_NO;
+        enum MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, count);
+        MHD_destroy_response(count);
+        return queued;
+    }
     case ROUTE_NOT_FOUND:
         return MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, resp_not_found);
     case ROUTE_NOT_ALLOWED:
@@ -299,6 +320,9 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     resp_ok = make_response(BODY_OK);
+    resp_empty = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp_empty)
+        return 1;
     const char *page_bytes = getenv("PAGE_BYTES");
     resp_page = make_response(make_page(page_bytes ? parse_number(page_bytes, "PAGE_BYTES", 1 << 24) : 5440));
     resp_not_found = make_response(BODY_NOT_FOUND);
@@ -364,6 +388,7 @@ int main(int argc, char **argv) {
 
     MHD_destroy_response(resp_ok);
     MHD_destroy_response(resp_page);
+    MHD_destroy_response(resp_empty);
     MHD_destroy_response(resp_not_found);
     MHD_destroy_response(resp_not_allowed);
     fprintf(stderr, "mhd-baseline: stopped (signal %d)\n", sig);
