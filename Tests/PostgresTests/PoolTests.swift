@@ -15,6 +15,8 @@ struct PoolTests {
             let (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
             let (gate, gateSignal) = AsyncStream.makeStream(of: Void.self)
             holder = Task {
+                // Whatever happens (a connection that cannot be opened, say), the wait below ends.
+                defer { enteredSignal.finish() }
                 try await pool.withConnection { _ in
                     enteredSignal.yield()
                     for await _ in gate { break }
