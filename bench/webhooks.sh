@@ -7,7 +7,8 @@
 #   2. Throughput: BENCH_WEBHOOK_BURST messages (100 interactions) committed at once, timed until every one is
 #      delivered to a local receiver that answers 204 at once (the raw-C baseline's POST /hook, so that the
 #      receiver's own cost is as small as the machine allows: it shares the two cores with everything else).
-#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh.
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_WEBHOOK_SERVER_ENV adds settings to the server's environment
+#   (e.g. WEBHOOK_CONCURRENCY=1, to see what the deliveries running alongside cost the POSTs).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,7 +28,7 @@ bench_pick_port hook_port 18395
 bench_start_server receiver "http://127.0.0.1:$hook_port/count" -- env PORT="$hook_port" HOST=127.0.0.1 THREADS=1 "$BENCH_C_BIN"
 bench_start_server switchboard "http://127.0.0.1:$sb_port/readyz" -- env PORT="$sb_port" HOST=127.0.0.1 \
     STREAM_PORT=off DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN \
-    WEBHOOK_ALLOW_PRIVATE_TARGETS=1 "$SB_BIN"
+    WEBHOOK_ALLOW_PRIVATE_TARGETS=1 ${BENCH_WEBHOOK_SERVER_ENV:-} "$SB_BIN"
 base="http://127.0.0.1:$sb_port"
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 post() { curl -sf -X POST "$base$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$3"; }
