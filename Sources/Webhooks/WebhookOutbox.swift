@@ -60,7 +60,9 @@ struct WebhookOutbox: Sendable {
         let status = result.outcome == .delivered ? "delivered" : retryIn == nil ? "failed" : "pending"
         // One statement (atomic on its own): the attempt, the message moved on if the claim still holds it, and the
         // messages waiting behind it — not due before it (rescheduled) or due now (it is done), so claims find the
-        // heads of the queues first instead of scanning past the waiting ones.
+        // heads of the queues first instead of scanning past the waiting ones. Only the waiting messages whose due
+        // time really changes are written: rewriting every one behind each delivery made a burst's cost grow with
+        // the square of its length (a new row version and five index entries each time).
         _ = try await pool.withConnection { connection in
             try await connection.query("""
                 WITH attempt AS (
@@ -75,10 +77,12 @@ struct WebhookOutbox: Sendable {
                     RETURNING id
                 )
                 UPDATE webhook_messages w SET next_attempt_at = CASE WHEN $10 = 'pending'
-                        THEN greatest(w.next_attempt_at, now() + $11::float8 * interval '1 second')
-                        ELSE least(w.next_attempt_at, now()) END
+                        THEN now() + $11::float8 * interval '1 second' ELSE now() END
                 WHERE w.endpoint_id = $2::uuid AND w.interaction_id = $12::uuid AND w.event_seq > $13 AND w.status = 'pending'
-                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity' AND EXISTS (SELECT 1 FROM moved)
+                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity'
+                  AND CASE WHEN $10 = 'pending' THEN w.next_attempt_at < now() + $11::float8 * interval '1 second'
+                           ELSE w.next_attempt_at > now() END
+                  AND EXISTS (SELECT 1 FROM moved)
                 """, [message.id, message.endpointID, message.attempt, result.outcome.rawValue, result.status, latency,
                       result.error, startedAt, token, status, retryIn ?? 0, message.interactionID, message.eventSeq])
         }
