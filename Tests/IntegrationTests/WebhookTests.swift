@@ -94,10 +94,13 @@ struct WebhookTests {
         // Ending it is delivered too.
         #expect(try await scene.call("POST", "/v1/interactions/\(interaction)/end", token: scene.agent).status == 200)
         #expect(await eventually { (try? await receiver.deliveries().last?.type) == "interaction.ended" })
-        let metrics = try await app.metrics().text
-        #expect(metrics.contains(#"switchboard_webhook_attempts_total{outcome="delivered"} 4"#))
-        #expect(metrics.contains("switchboard_webhook_queue_depth 0"))
-        #expect(metrics.contains("switchboard_webhook_oldest_undelivered_seconds 0"))
+        // The receiver has the last delivery a moment before the worker records the attempt: wait for the record.
+        #expect(await eventually {
+            let metrics = (try? await app.metrics().text) ?? ""
+            return metrics.contains(#"switchboard_webhook_attempts_total{outcome="delivered"} 4"#)
+                && metrics.contains("switchboard_webhook_queue_depth 0")
+                && metrics.contains("switchboard_webhook_oldest_undelivered_seconds 0")
+        })
         await app.stop()
     }
 
