@@ -9,7 +9,9 @@ import Postgres
 /// open across the HTTP call, and a worker that dies mid-attempt leaves a lease that simply runs out, after which
 /// any replica claims the message again (at least once). A message is claimable only when no earlier message of the
 /// same endpoint and interaction is still pending, so per endpoint and interaction, messages are attempted in event
-/// order and none before its predecessors are delivered or given up.
+/// order and none before its predecessors are delivered or given up. Those heads of the queues are found by a
+/// skip scan of the pending-messages index (one probe per queue, a recursive query), not by testing every pending
+/// message for a pending predecessor: that cost grew with the backlog behind heads already in flight.
 struct WebhookOutbox: Sendable {
     let pool: PostgresPool
 
@@ -18,14 +20,21 @@ struct WebhookOutbox: Sendable {
         let milliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                WITH due AS (
-                    SELECT m.id FROM webhook_messages m
+                WITH RECURSIVE heads AS (
+                    (SELECT endpoint_id, interaction_id, event_seq FROM webhook_messages
+                     WHERE status = 'pending' ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
+                    UNION ALL
+                    SELECT next.* FROM heads h, LATERAL (
+                        SELECT w.endpoint_id, w.interaction_id, w.event_seq FROM webhook_messages w
+                        WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
+                        ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
+                ), due AS (
+                    SELECT m.id FROM heads h
+                    JOIN webhook_messages m ON m.endpoint_id = h.endpoint_id AND m.interaction_id = h.interaction_id
+                                           AND m.event_seq = h.event_seq
                     JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.disabled_at IS NULL
                     WHERE m.status = 'pending' AND m.next_attempt_at <= now()
                       AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
-                      AND NOT EXISTS (SELECT 1 FROM webhook_messages p
-                                      WHERE p.endpoint_id = m.endpoint_id AND p.interaction_id = m.interaction_id
-                                        AND p.event_seq < m.event_seq AND p.status = 'pending')
                     ORDER BY m.next_attempt_at, m.event_seq
                     LIMIT $1
                     FOR UPDATE OF m SKIP LOCKED
