@@ -61,13 +61,7 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
     done
 done
 declare -A MED MP50 MP99 ERR
-for k in "${keys[@]}"; do
-    vals=() errs=0
-    for ((r = 1; r <= BENCH_ROUNDS; r++)); do vals+=("${RPS[$k:$r]}"); errs=$((errs + ${NON2XX[$k:$r]})); done
-    MED[$k]=$(bench_median "${vals[@]}")
-    mi=$(( $(bench_median_index "${vals[@]}") + 1 ))
-    MP50[$k]=${P50[$k:$mi]} MP99[$k]=${P99[$k:$mi]} ERR[$k]=$errs
-done
+bench_summarize_rounds "${keys[@]}"
 ratio=$(bench_ratio "${MED[hot]}" "${MED[c-direct]}")
 same_bytes=$(bench_ratio "${MED[hot]}" "${MED[c-page]}")
 verdict=PASS

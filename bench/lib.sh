@@ -235,6 +235,21 @@ bench_median_index() {
     return 1
 }
 
+# bench_summarize_rounds KEY...: for each KEY, from the per-round globals RPS[KEY:r], P50[KEY:r], P99[KEY:r] and
+# NON2XX[KEY:r] (r = 1..BENCH_ROUNDS), sets MED[KEY] (median req/s), MP50[KEY] and MP99[KEY] (latencies of the
+# round that median comes from) and ERR[KEY] (non-2xx answers over all rounds). The caller declares the four result
+# arrays (`declare -A MED MP50 MP99 ERR`).
+bench_summarize_rounds() {
+    local k r mi errs vals
+    for k in "$@"; do
+        vals=() errs=0
+        for ((r = 1; r <= BENCH_ROUNDS; r++)); do vals+=("${RPS[$k:$r]}"); errs=$((errs + ${NON2XX[$k:$r]})); done
+        MED[$k]=$(bench_median "${vals[@]}")
+        mi=$(( $(bench_median_index "${vals[@]}") + 1 ))
+        MP50[$k]=${P50[$k:$mi]} MP99[$k]=${P99[$k:$mi]} ERR[$k]=$errs
+    done
+}
+
 # bench_ratio A B: A/B with two decimals ("n/a" when B is 0).
 bench_ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'

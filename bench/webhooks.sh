@@ -84,13 +84,7 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
     done
 done
 declare -A MED MP50 MP99 ERR
-for t in without with; do
-    vals=() errs=0
-    for ((r = 1; r <= BENCH_ROUNDS; r++)); do vals+=("${RPS[$t:$r]}"); errs=$((errs + ${NON2XX[$t:$r]})); done
-    MED[$t]=$(bench_median "${vals[@]}")
-    mi=$(( $(bench_median_index "${vals[@]}") + 1 ))
-    MP50[$t]=${P50[$t:$mi]} MP99[$t]=${P99[$t:$mi]} ERR[$t]=$errs
-done
+bench_summarize_rounds without with
 
 # Throughput: a burst committed in one transaction over 100 interactions, then timed until all are delivered.
 psql "$DATABASE_URL" -q <<SQL
