@@ -25,7 +25,7 @@ struct SocketReactorTests {
         let pipe = Pipe()
         try await reactor.wait(pipe.write, for: .write)
         let reader = Task { try await reactor.wait(pipe.read, for: .read) }
-        await Self.armed(reactor, pipe.read)
+        try await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
         pipe.send()
         try await reader.value
         // Level-triggered: data still unread means the next wait resumes at once.
@@ -38,7 +38,7 @@ struct SocketReactorTests {
         defer { reactor.stop() }
         let pipe = Pipe()
         let waiter = Task { try await reactor.wait(pipe.read, for: .read, cancellable: true) }
-        await Self.armed(reactor, pipe.read)
+        try await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         // The descriptor is free for the next waiter, and a late readiness does not resume the cancelled one twice.
@@ -50,21 +50,9 @@ struct SocketReactorTests {
         let reactor = SocketReactor(name: "test-reactor")
         let pipe = Pipe()
         let first = Task { try await reactor.wait(pipe.read, for: .read) }
-        await Self.armed(reactor, pipe.read)
+        try await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
         await #expect { try await reactor.wait(pipe.read, for: .read) } throws: { ($0 as? PostgresError)?.kind == .misuse }
         reactor.stop()
         await #expect { try await first.value } throws: { ($0 as? PostgresError)?.kind == .connection }
-    }
-
-    /// Returns once a task waits on `fd`, so the test acts on an armed wait (records an issue after 10 s).
-    static func armed(_ reactor: SocketReactor, _ fd: Int32) async {
-        let end = ContinuousClock.now + .seconds(10)
-        while !reactor.hasWaiter(on: fd) {
-            guard ContinuousClock.now < end else {
-                Issue.record("the wait on \(fd) was never armed")
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
     }
 }
