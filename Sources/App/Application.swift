@@ -17,6 +17,8 @@ public final class Application: Sendable {
     public let logger: Logger
     /// The Postgres connection pool.
     public let pool: PostgresPool
+    /// The webhook worker's own connections: its bookkeeping commits asynchronously (see `init`).
+    private let deliveryPool: PostgresPool
     let readiness = Readiness()
     let services: Services
     private let server: HTTPServer
@@ -48,6 +50,17 @@ public final class Application: Sendable {
                                                  statementDeadline: configuration.statementDeadline,
                                                  applicationName: "switchboard"),
             maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
+        // The delivery worker's claims and attempt records commit without waiting for the WAL flush
+        // (`synchronous_commit=off`): losing the last of them in a database crash only repeats a delivery, which
+        // at-least-once allows (the same webhook-id), while their flushes no longer queue with the API's writes.
+        // The outbox rows themselves are written by the API's transactions, which stay synchronous.
+        self.deliveryPool = PostgresPool(
+            configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
+                                                 queryObserver: { metrics.recordQuery($0, succeeded: $1) },
+                                                 statementDeadline: configuration.statementDeadline,
+                                                 applicationName: "switchboard-webhooks",
+                                                 sessionSettings: ["synchronous_commit": "off"]),
+            maxConnections: min(4, configuration.webhooks.concurrency), acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
         let staleMarks = Locked<FeedService?>(nil)
@@ -62,7 +75,7 @@ public final class Application: Sendable {
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
             })
         let applier = Locked<MigrationApplier?>(nil)
-        let services = Services(configuration: configuration, pool: pool, logger: logger,
+        let services = Services(configuration: configuration, pool: pool, deliveryPool: deliveryPool, logger: logger,
                                 listening: { listener?.isConnected ?? false },
                                 notices: { listener?.notifications() },
                                 migrated: { await applier.withLock { $0 }?.over.wait() })
@@ -128,6 +141,7 @@ public final class Application: Sendable {
                 logger.error("stopping: a service failed", ["error": String(describing: error)])
             }
             await pool.close()
+            await deliveryPool.close()
             logger.info("stopped")
             stopped.open()
         }
@@ -204,6 +218,7 @@ public final class Application: Sendable {
         await group.shutdown()
         if neverStarted {
             await pool.close()
+            await deliveryPool.close()
             logger.info("stopped")
             stopped.open()
         }

@@ -15,7 +15,7 @@ struct Services: Sendable {
     let interactionEvents: InteractionEvents
     let webhooks: WebhookDelivery
 
-    init(configuration: Configuration, pool: PostgresPool, logger: Logger, listening: @escaping @Sendable () -> Bool,
+    init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, logger: Logger, listening: @escaping @Sendable () -> Bool,
          notices: @escaping @Sendable () -> AsyncStream<ListenerEvent>?, migrated: @escaping @Sendable () async -> Void) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
@@ -28,7 +28,7 @@ struct Services: Sendable {
             onDispatchFailure: { error in
                 logger.warning("live event dispatch failed; retrying", ["error": String(describing: error)])
             })
-        webhooks = WebhookDelivery(pool: pool, settings: configuration.webhooks,
+        webhooks = WebhookDelivery(pool: deliveryPool, settings: configuration.webhooks,
                                    log: .init(info: { logger.info($0, $1) }, warning: { logger.warning($0, $1) }),
                                    notices: notices, ready: migrated)
     }

@@ -39,7 +39,16 @@ static size_t header_line(char *line, size_t size, size_t count, void *user) {
     return length;
 }
 
-void sb_curl_post(const char *url, const char *resolve, const char *const *headers, size_t header_count,
+void *sb_curl_handle_new(void) {
+    if (sb_curl_global_init() != 0) return NULL;
+    return curl_easy_init();
+}
+
+void sb_curl_handle_free(void *handle) {
+    if (handle) curl_easy_cleanup(handle);
+}
+
+void sb_curl_post(void *handle, const char *url, const char *resolve, const char *const *headers, size_t header_count,
                   const uint8_t *body, size_t body_length, long timeout_ms, sb_http_result *result) {
     memset(result, 0, sizeof(*result));
     if (sb_curl_global_init() != 0) {
@@ -47,7 +56,9 @@ void sb_curl_post(const char *url, const char *resolve, const char *const *heade
         snprintf(result->error, sizeof(result->error), "libcurl could not be initialised");
         return;
     }
-    CURL *curl = curl_easy_init();
+    // A kept handle starts from default options (its connection and TLS session caches survive the reset).
+    CURL *curl = handle;
+    if (curl) curl_easy_reset(curl); else curl = curl_easy_init();
     if (!curl) {
         result->curl_code = CURLE_FAILED_INIT;
         snprintf(result->error, sizeof(result->error), "curl_easy_init failed");
@@ -89,7 +100,13 @@ void sb_curl_post(const char *url, const char *resolve, const char *const *heade
         snprintf(result->error, sizeof(result->error), "%s", error[0] ? error : curl_easy_strerror(code));
     }
     curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME, &result->seconds);
-    curl_easy_cleanup(curl);
+    // Nothing of this call may be pointed at once it returns (a kept handle lives on).
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, NULL);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(curl, CURLOPT_RESOLVE, NULL);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, NULL);
+    if (curl != handle) curl_easy_cleanup(curl);
     curl_slist_free_all(header_list);
     curl_slist_free_all(resolve_list);
 }

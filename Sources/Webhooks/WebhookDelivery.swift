@@ -3,8 +3,8 @@ import Foundation
 import Postgres
 
 /// The delivery worker of one process, run as a ``Service``: claims due messages from the outbox (every replica
-/// runs one; `SKIP LOCKED` and leases keep them from taking the same message), signs and POSTs each on a thread of
-/// its own, and records the attempt. Woken by the outbox trigger's NOTIFY, and by a poll as a backstop (retries fall
+/// runs one; `SKIP LOCKED` and leases keep them from taking the same message), signs and POSTs each on one of its
+/// delivery threads (which keep their connections for the next attempt), and records the attempt. Woken by the outbox trigger's NOTIFY, and by a poll as a backstop (retries fall
 /// due without a notice). Hourly, it prunes attempts and finished messages past their retention.
 ///
 /// Guarantees: at least once — a message is retried until a 2xx, until its schedule is exhausted, or while its
@@ -34,6 +34,10 @@ public final class WebhookDelivery: Service {
     let notices: @Sendable () -> AsyncStream<ListenerEvent>?
     let ready: @Sendable () async -> Void
     private let wakeup = Wakeup()
+    /// Where the posts run; each thread keeps its connections open for the next attempt.
+    private let threads: DeliveryThreads
+    /// Logs finished attempts, many to a statement when many finish together.
+    private let recorder: AttemptRecorder
     /// Guards the attempts in flight in this process.
     private let inFlight = Locked(0)
     /// Guards the attempts made by this process, by outcome.
@@ -48,6 +52,8 @@ public final class WebhookDelivery: Service {
         self.ready = ready
         self.outbox = WebhookOutbox(pool: pool)
         self.settings = settings
+        self.threads = DeliveryThreads(limit: settings.concurrency)
+        self.recorder = AttemptRecorder(outbox: outbox)
         self.log = log
         self.notices = notices
     }
@@ -132,7 +138,7 @@ public final class WebhookDelivery: Service {
             result = await WebhookPost.send(to: target, headers: [
                 "Content-Type: application/json", "webhook-id: \(webhookID)", "webhook-timestamp: \(timestamp)",
                 "webhook-signature: \(signature)",
-            ], body: message.body, timeout: settings.timeout, allowPrivate: settings.allowPrivateTargets)
+            ], body: message.body, timeout: settings.timeout, allowPrivate: settings.allowPrivateTargets, on: threads)
         } catch {
             let outcome: AttemptResult.Outcome = if case .forbiddenAddress = error { .refused } else { .networkError }
             result = AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil, latency: .zero)
@@ -141,14 +147,23 @@ public final class WebhookDelivery: Service {
         let retryIn = result.outcome == .delivered ? nil
             : RetryPlan.delay(afterAttempts: message.attempt, schedule: settings.retrySchedule,
                               retryAfter: result.retryAfterSeconds, jitter: Double.random(in: -1 ... 1))
+        let record = WebhookOutbox.AttemptRecord(result: result, message: message, token: token, startedAt: startedAt,
+                                                 retryIn: retryIn)
         do {
-            if let reason = try await outbox.record(result, of: message, token: token, startedAt: startedAt, retryIn: retryIn) {
-                log.info("webhook endpoint disabled", ["endpoint_id": message.endpointID.uuidString.lowercased(), "reason": reason])
-            }
+            try await recorder.record(record)
         } catch {
             // The lease runs out and the message is attempted again: at least once.
             log.warning("cannot record a webhook attempt; the message will be attempted again",
                         ["webhook_id": webhookID, "error": String(describing: error)])
+            return
+        }
+        do {
+            if let reason = try await outbox.disableIfDue(after: record) {
+                log.info("webhook endpoint disabled", ["endpoint_id": message.endpointID.uuidString.lowercased(), "reason": reason])
+            }
+        } catch {
+            log.warning("cannot disable a failing webhook endpoint; the next failure tries again",
+                        ["endpoint_id": message.endpointID.uuidString.lowercased(), "error": String(describing: error)])
         }
     }
 

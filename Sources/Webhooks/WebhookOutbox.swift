@@ -15,38 +15,80 @@ import Postgres
 struct WebhookOutbox: Sendable {
     let pool: PostgresPool
 
+    /// Leases up to `$1` due messages that head their queues, for `$2` milliseconds, under token `$3` (prepared: its
+    /// planning costs several times its execution, and every wakeup runs it).
+    static let claimStatement = PreparedStatement("""
+        WITH RECURSIVE heads AS (
+            (SELECT endpoint_id, interaction_id, event_seq FROM webhook_messages
+             WHERE status = 'pending' ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
+            UNION ALL
+            SELECT next.* FROM heads h, LATERAL (
+                SELECT w.endpoint_id, w.interaction_id, w.event_seq FROM webhook_messages w
+                WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
+                ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
+        ), due AS (
+            SELECT m.id FROM heads h
+            JOIN webhook_messages m ON m.endpoint_id = h.endpoint_id AND m.interaction_id = h.interaction_id
+                                   AND m.event_seq = h.event_seq
+            JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.disabled_at IS NULL
+            WHERE m.status = 'pending' AND m.next_attempt_at <= now()
+              AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
+            ORDER BY m.next_attempt_at, m.event_seq
+            LIMIT $1
+            FOR UPDATE OF m SKIP LOCKED
+        )
+        UPDATE webhook_messages m
+        SET lease_until = clock_timestamp() + $2::bigint * interval '1 millisecond', lease_token = $3::uuid,
+            attempts = m.attempts + 1
+        FROM due, webhook_endpoints e
+        WHERE m.id = due.id AND e.id = m.endpoint_id
+        RETURNING m.id, m.endpoint_id, m.interaction_id, m.event_seq, m.event_type, m.body, m.attempts, m.created_at, e.url, e.secret,
+                  CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
+        """)
+
+    /// Logs a batch of attempts given as JSON (`$1`) and moves their messages on (see ``record(_:)``). Not prepared:
+    /// a plan cached while the outbox is small would scan it whole once it is large.
+    static let recordStatement = """
+        WITH input AS (
+            SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(message_id uuid, endpoint_id uuid, attempt int,
+                outcome text, response_status int, latency_ms int, error text, attempted_at timestamptz,
+                token uuid, status text, retry_in float8, interaction_id uuid, event_seq bigint)
+        ), attempt AS (
+            INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at)
+            SELECT message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at FROM input
+        ), moved AS (
+            UPDATE webhook_messages m SET status = i.status, lease_until = NULL, lease_token = NULL, last_error = i.error,
+                next_attempt_at = CASE WHEN i.status = 'pending' THEN now() + i.retry_in * interval '1 second'
+                                       ELSE m.next_attempt_at END,
+                finished_at = CASE WHEN i.status = 'pending' THEN NULL ELSE now() END
+            FROM input i
+            WHERE m.id = i.message_id AND m.lease_token = i.token
+            RETURNING i.endpoint_id, i.interaction_id, i.event_seq, i.status, i.retry_in
+        )
+        UPDATE webhook_messages w SET next_attempt_at = CASE WHEN behind.status = 'pending'
+                THEN now() + behind.retry_in * interval '1 second' ELSE now() END
+        FROM (
+            -- Per moved message, a probe of its own queue in the waiting index (the order names that index, and
+            -- OFFSET 0 keeps the planner from making this a scan of every pending message joined afterwards: the
+            -- statistics of a queue table lag, and a burst's backlog looks empty to them).
+            SELECT f.id, i.status, i.retry_in FROM moved i CROSS JOIN LATERAL (
+                SELECT x.id FROM webhook_messages x
+                WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id AND x.event_seq > i.event_seq
+                  AND x.status = 'pending' AND x.attempts = 0 AND x.next_attempt_at <> 'infinity'
+                  AND CASE WHEN i.status = 'pending' THEN x.next_attempt_at < now() + i.retry_in * interval '1 second'
+                           ELSE x.next_attempt_at > now() END
+                ORDER BY x.endpoint_id, x.interaction_id, x.event_seq
+                OFFSET 0
+            ) f
+        ) behind
+        WHERE w.id = behind.id
+        """
+
     /// Claims up to `limit` due messages for `lease`, under claim `token`.
     func claim(limit: Int, lease: Duration, token: UUID) async throws -> [ClaimedMessage] {
         let milliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
         let rows = try await pool.withConnection { connection in
-            try await connection.query("""
-                WITH RECURSIVE heads AS (
-                    (SELECT endpoint_id, interaction_id, event_seq FROM webhook_messages
-                     WHERE status = 'pending' ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
-                    UNION ALL
-                    SELECT next.* FROM heads h, LATERAL (
-                        SELECT w.endpoint_id, w.interaction_id, w.event_seq FROM webhook_messages w
-                        WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
-                        ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
-                ), due AS (
-                    SELECT m.id FROM heads h
-                    JOIN webhook_messages m ON m.endpoint_id = h.endpoint_id AND m.interaction_id = h.interaction_id
-                                           AND m.event_seq = h.event_seq
-                    JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.disabled_at IS NULL
-                    WHERE m.status = 'pending' AND m.next_attempt_at <= now()
-                      AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
-                    ORDER BY m.next_attempt_at, m.event_seq
-                    LIMIT $1
-                    FOR UPDATE OF m SKIP LOCKED
-                )
-                UPDATE webhook_messages m
-                SET lease_until = clock_timestamp() + $2::bigint * interval '1 millisecond', lease_token = $3::uuid,
-                    attempts = m.attempts + 1
-                FROM due, webhook_endpoints e
-                WHERE m.id = due.id AND e.id = m.endpoint_id
-                RETURNING m.id, m.endpoint_id, m.interaction_id, m.event_seq, m.event_type, m.body, m.attempts, m.created_at, e.url, e.secret,
-                          CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
-                """, [limit, milliseconds, token])
+            try await connection.query(WebhookOutbox.claimStatement, [limit, milliseconds, token])
         }
         return try rows.map { row in
             let secrets = [try row.decode("secret", as: String.self), try row.decode("previous_secret", as: String?.self)]
@@ -59,42 +101,61 @@ struct WebhookOutbox: Sendable {
         }
     }
 
-    /// Logs an attempt and moves its message on, if the claim `token` still holds it: delivered; due again after
-    /// `retryIn` seconds; or given up (`retryIn` nil). A `410 Gone` disables the endpoint; a message given up after
-    /// a schedule in which nothing reached the endpoint disables it too. Returns the reason when it disabled it.
-    @discardableResult
-    func record(_ result: AttemptResult, of message: ClaimedMessage, token: UUID, startedAt: Date,
-                retryIn: Double?) async throws -> String? {
-        let latency = Int(result.latency.components.seconds * 1000 + result.latency.components.attoseconds / 1_000_000_000_000_000)
-        let status = result.outcome == .delivered ? "delivered" : retryIn == nil ? "failed" : "pending"
-        // One statement (atomic on its own): the attempt, the message moved on if the claim still holds it, and the
-        // messages waiting behind it — not due before it (rescheduled) or due now (it is done), so claims find the
-        // heads of the queues first instead of scanning past the waiting ones. Only the waiting messages whose due
-        // time really changes are written: rewriting every one behind each delivery made a burst's cost grow with
-        // the square of its length (a new row version and five index entries each time).
-        _ = try await pool.withConnection { connection in
-            try await connection.query("""
-                WITH attempt AS (
-                    INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at)
-                    VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)
-                ), moved AS (
-                    UPDATE webhook_messages SET status = $10, lease_until = NULL, lease_token = NULL, last_error = $7,
-                        next_attempt_at = CASE WHEN $10 = 'pending' THEN now() + $11::float8 * interval '1 second'
-                                               ELSE next_attempt_at END,
-                        finished_at = CASE WHEN $10 = 'pending' THEN NULL ELSE now() END
-                    WHERE id = $1::uuid AND lease_token = $9::uuid
-                    RETURNING id
-                )
-                UPDATE webhook_messages w SET next_attempt_at = CASE WHEN $10 = 'pending'
-                        THEN now() + $11::float8 * interval '1 second' ELSE now() END
-                WHERE w.endpoint_id = $2::uuid AND w.interaction_id = $12::uuid AND w.event_seq > $13 AND w.status = 'pending'
-                  AND w.attempts = 0 AND w.next_attempt_at <> 'infinity'
-                  AND CASE WHEN $10 = 'pending' THEN w.next_attempt_at < now() + $11::float8 * interval '1 second'
-                           ELSE w.next_attempt_at > now() END
-                  AND EXISTS (SELECT 1 FROM moved)
-                """, [message.id, message.endpointID, message.attempt, result.outcome.rawValue, result.status, latency,
-                      result.error, startedAt, token, status, retryIn ?? 0, message.interactionID, message.eventSeq])
+    /// One attempt to log: what it came to, the message and the claim it ran under, and when it is due again.
+    struct AttemptRecord: Sendable {
+        var result: AttemptResult
+        var message: ClaimedMessage
+        var token: UUID
+        var startedAt: Date
+        /// Seconds until the next attempt; nil when the message is given up (or delivered).
+        var retryIn: Double?
+
+        /// The message's next status: `delivered`, `pending` (due again) or `failed` (given up).
+        var status: String { result.outcome == .delivered ? "delivered" : retryIn == nil ? "failed" : "pending" }
+    }
+
+    /// One element of the batch handed to the statement as JSON (`jsonb_to_recordset`); an absent key reads as null.
+    private struct RecordRow: Encodable {
+        var messageID: UUID, endpointID: UUID, attempt: Int, outcome: String, responseStatus: Int?, latencyMS: Int
+        var error: String?, attemptedAt: String, token: UUID, status: String, retryIn: Double
+        var interactionID: UUID, eventSeq: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case messageID = "message_id", endpointID = "endpoint_id", attempt, outcome, responseStatus = "response_status"
+            case latencyMS = "latency_ms", error, attemptedAt = "attempted_at", token, status, retryIn = "retry_in"
+            case interactionID = "interaction_id", eventSeq = "event_seq"
         }
+    }
+
+    /// Logs attempts and moves their messages on, if their claim tokens still hold them: delivered; due again after
+    /// `retryIn` seconds; or given up (`retryIn` nil). One statement for the whole batch (atomic on its own).
+    ///
+    /// For each message it also moves the messages waiting behind it — not due before it (rescheduled) or due now
+    /// (it is done), so claims find the heads of the queues first instead of scanning past the waiting ones. Only the
+    /// waiting messages whose due time really changes are written: rewriting every one behind each delivery made a
+    /// burst's cost grow with the square of its length (a new row version and five index entries each time).
+    func record(_ batch: [AttemptRecord]) async throws {
+        guard !batch.isEmpty else { return }
+        let rows = batch.map { record in
+            let latency = record.result.latency
+            return RecordRow(messageID: record.message.id, endpointID: record.message.endpointID,
+                             attempt: record.message.attempt, outcome: record.result.outcome.rawValue,
+                             responseStatus: record.result.status,
+                             latencyMS: Int(latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000),
+                             error: record.result.error, attemptedAt: RFC3339.string(from: record.startedAt),
+                             token: record.token, status: record.status, retryIn: record.retryIn ?? 0,
+                             interactionID: record.message.interactionID, eventSeq: record.message.eventSeq)
+        }
+        let input = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+        _ = try await pool.withConnection { connection in
+            try await connection.query(WebhookOutbox.recordStatement, [input])
+        }
+    }
+
+    /// After an attempt is logged: a `410 Gone` disables the endpoint; a message given up after a schedule in which
+    /// nothing reached the endpoint disables it too. Returns the reason when it disabled it.
+    func disableIfDue(after record: AttemptRecord) async throws -> String? {
+        let (result, message, startedAt, status) = (record.result, record.message, record.startedAt, record.status)
         guard result.outcome == .gone || status == "failed" else { return nil }
         return try await pool.withTransaction { connection -> String? in
             var reason: String?

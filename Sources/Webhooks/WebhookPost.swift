@@ -31,7 +31,8 @@ public struct AttemptResult: Sendable, Equatable {
     public var latency: Duration
 }
 
-/// POSTs one signed webhook with libcurl, on a thread of its own (curl's easy interface blocks).
+/// POSTs one signed webhook with libcurl, on one of the delivery threads (curl's easy interface blocks), reusing that
+/// thread's connections.
 ///
 /// Why libcurl and not FoundationNetworking's URLSession (itself built on libcurl on Linux): the connection must go
 /// to the addresses that were checked, not to whatever a second resolution returns (DNS rebinding), and curl's
@@ -41,18 +42,16 @@ public struct AttemptResult: Sendable, Equatable {
 enum WebhookPost {
     /// Resolves and checks the target, then POSTs `body` with `headers`, within `timeout`.
     static func send(to target: WebhookTarget, headers: [String], body: [UInt8], timeout: Duration,
-                     allowPrivate: Bool) async -> AttemptResult {
+                     allowPrivate: Bool, on threads: DeliveryThreads) async -> AttemptResult {
         await withCheckedContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(returning: perform(target, headers, body, timeout, allowPrivate))
+            threads.run { handle in
+                continuation.resume(returning: perform(target, headers, body, timeout, allowPrivate, handle))
             }
-            thread.name = "webhook-delivery"
-            thread.start()
         }
     }
 
     private static func perform(_ target: WebhookTarget, _ headers: [String], _ body: [UInt8], _ timeout: Duration,
-                                _ allowPrivate: Bool) -> AttemptResult {
+                                _ allowPrivate: Bool, _ handle: UnsafeMutableRawPointer?) -> AttemptResult {
         let clock = ContinuousClock()
         let start = clock.now
         let addresses: [TargetAddress]
@@ -75,7 +74,7 @@ enum WebhookPost {
         defer { cHeaders.forEach { free($0) } }
         cHeaders.map { UnsafePointer($0) }.withUnsafeBufferPointer { headerPointers in
             body.withUnsafeBufferPointer { bodyPointer in
-                sb_curl_post(target.url, resolve, headerPointers.baseAddress, headerPointers.count,
+                sb_curl_post(handle, target.url, resolve, headerPointers.baseAddress, headerPointers.count,
                              bodyPointer.baseAddress, bodyPointer.count, milliseconds, &result)
             }
         }

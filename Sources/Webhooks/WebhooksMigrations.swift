@@ -116,5 +116,12 @@ public enum WebhooksMigrations {
             CREATE TRIGGER interaction_events_webhooks AFTER INSERT ON interaction_events
                 FOR EACH ROW EXECUTE FUNCTION webhook_outbox();
             """),
+        // Claims find the heads of the queues through `webhook_messages_waiting`; the due-time index only served
+        // the first claim design. Kept, it cost every message write an index entry, and it misled the planner:
+        // a queue table's statistics lag, a burst's backlog looks empty to them, and the attempt record then
+        // scanned every pending message through it instead of probing its own queue.
+        Migration(version: 401, name: "webhook messages without the due-time index", sql: """
+            DROP INDEX webhook_messages_due;
+            """),
     ]
 }

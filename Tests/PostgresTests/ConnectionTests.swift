@@ -26,6 +26,41 @@ struct ConnectionTests {
         #expect(name == "uri-test")
     }
 
+    /// A prepared statement is prepared once per connection and then run by name; when the schema changes its result
+    /// shape, the next run (outside a transaction) prepares it afresh instead of failing.
+    @Test func preparedStatementsSurviveASchemaChange() async throws {
+        let table = TestDatabase.uniqueName("prepared")
+        try await TestDatabase.withConnection { connection throws in
+            try await connection.execute(script: "CREATE TEMP TABLE \(table) (id int); INSERT INTO \(table) VALUES (1), (2), (3);")
+            let statement = PreparedStatement("SELECT * FROM \(table) WHERE id >= $1 ORDER BY id")
+            for floor in [1, 2, 3, 1, 2, 3, 1] { // past the fifth run, when the server may switch to a generic plan
+                let rows = try await connection.query(statement, [floor])
+                #expect(try rows.map { try $0.decode("id", as: Int.self) } == Array(floor ... 3))
+            }
+            let names = try await connection.query("SELECT count(*)::int AS n FROM pg_prepared_statements")
+            #expect(try names[0].decode("n", as: Int.self) == 1)
+            try await connection.execute(script: "ALTER TABLE \(table) ADD COLUMN label text DEFAULT 'x'")
+            let rows = try await connection.query(statement, [3])
+            #expect(try rows[0].decode("label", as: String.self) == "x")
+        }
+    }
+
+    /// Session settings join the user's own options and the decoders' fixed ones, which keep their values.
+    @Test func sessionSettingsApplyToEverySessionOfTheConfiguration() async throws {
+        var configuration = TestDatabase.configuration(searchPath: "settings_test")
+        configuration.sessionSettings = ["synchronous_commit": "off", "lock_timeout": "7s"]
+        let connection = try await PostgresConnection.connect(configuration)
+        defer { connection.close() }
+        let row = try await connection.query("""
+            SELECT current_setting('synchronous_commit') AS commit, current_setting('lock_timeout') AS lock,
+                   current_setting('search_path') AS path, current_setting('TimeZone') AS zone
+            """)[0]
+        #expect(try row.decode("commit", as: String.self) == "off")
+        #expect(try row.decode("lock", as: String.self) == "7s")
+        #expect(try row.decode("path", as: String.self) == "settings_test")
+        #expect(try row.decode("zone", as: String.self) == "UTC")
+    }
+
     @Test func scriptsRunSeveralStatements() async throws {
         let table = TestDatabase.uniqueName("script")
         try await TestDatabase.withConnection { connection throws in

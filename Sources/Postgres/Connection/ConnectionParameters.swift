@@ -10,8 +10,9 @@ struct ConnectionParameters {
     /// Settings appended to the `options` keyword; the user's own options come first and are kept.
     static let sessionOptions = "-c datestyle=ISO -c timezone=UTC -c bytea_output=hex"
 
-    /// Parses a `postgres://` URI or a `key=value` string with libpq's own parser.
-    init(connectionString: String) throws(PostgresError) {
+    /// Parses a `postgres://` URI or a `key=value` string with libpq's own parser; `settings` join the session
+    /// options after the user's own.
+    init(connectionString: String, settings: [String: String] = [:]) throws(PostgresError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &errorMessage) else {
             let reason = errorMessage.map { String(cString: $0) } ?? "out of memory"
@@ -31,7 +32,8 @@ struct ConnectionParameters {
         }
         set("client_encoding", "UTF8")
         let userOptions = value(of: "options").map { $0 + " " } ?? ""
-        set("options", userOptions + Self.sessionOptions)
+        let extra = settings.sorted { $0.key < $1.key }.map { " -c \($0.key)=\($0.value)" }.joined()
+        set("options", userOptions + Self.sessionOptions + extra)
     }
 
     /// TCP liveness defaults (ignored by libpq on Unix-domain sockets).

@@ -15,18 +15,26 @@ public struct PostgresConfiguration: Sendable {
     public var cancelGrace: Duration
     /// `application_name` for the server's views (`pg_stat_activity`), unless the connection string sets one.
     public var applicationName: String?
+    /// Server settings for every session of this configuration (`-c name=value` in the startup `options`), e.g.
+    /// `synchronous_commit=off` for connections whose writes may be lost in a server crash. Names and values
+    /// must not contain spaces or backslashes.
+    public var sessionSettings: [String: String]
 
     /// Describes a server; nothing is validated or contacted until a connection is opened.
     public init(connectionString: String, connectTimeout: Duration = .seconds(5),
                 queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil,
                 statementDeadline: Duration? = .seconds(30), cancelGrace: Duration = .seconds(3),
-                applicationName: String? = nil) {
+                applicationName: String? = nil, sessionSettings: [String: String] = [:]) {
         self.connectionString = connectionString
         self.connectTimeout = connectTimeout
         self.queryObserver = queryObserver
         self.statementDeadline = statementDeadline
         self.cancelGrace = cancelGrace
         self.applicationName = applicationName
+        precondition(sessionSettings.allSatisfy { setting in
+            !(setting.key + setting.value).contains { $0 == " " || $0 == "\\" }
+        }, "session settings may not contain spaces or backslashes")
+        self.sessionSettings = sessionSettings
     }
 }
 

@@ -16,7 +16,8 @@ extension PostgresConnection {
     {
         try Task.checkCancellation()
         let deadline = ContinuousClock.now + configuration.connectTimeout
-        var named = try ConnectionParameters(connectionString: configuration.connectionString)
+        var named = try ConnectionParameters(connectionString: configuration.connectionString,
+                                                     settings: configuration.sessionSettings)
         if let name = configuration.applicationName, named.value(of: "application_name") == nil {
             named.set("application_name", name)
         }

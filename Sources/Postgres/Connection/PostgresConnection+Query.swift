@@ -12,18 +12,66 @@ extension PostgresConnection {
     ) async throws -> PostgresRows {
         if cancellable { try Task.checkCancellation() }
         let encoded = try QueryParameters(parameters)
-        let start = ContinuousClock.now
-        do {
-            let result = try await run(cancellable: cancellable) { pgconn in
+        return try await observed {
+            try await run(cancellable: cancellable) { pgconn in
                 encoded.withCValues { values in
                     PQsendQueryParams(pgconn, sql, Int32(encoded.count), nil, values, nil, nil, 0)
                 }
             }
+        }
+    }
+
+    /// Runs `body`, telling the observer how long it took and whether it succeeded.
+    private func observed(_ body: () async throws -> PostgresResult) async throws -> PostgresRows {
+        let start = ContinuousClock.now
+        do {
+            let result = try await body()
             observer?(ContinuousClock.now - start, true)
             return PostgresRows(result)
         } catch {
             observer?(ContinuousClock.now - start, false)
             throw error
+        }
+    }
+
+    /// Runs a ``PreparedStatement`` with bound parameters: prepared on this connection the first time (one extra
+    /// round trip), then executed by name, so the server neither parses nor plans it again. Otherwise as
+    /// ``query(_:_:cancellable:)``.
+    public func query(
+        _ statement: PreparedStatement, _ parameters: [(any PostgresEncodable)?] = [], cancellable: Bool = true
+    ) async throws -> PostgresRows {
+        if cancellable { try Task.checkCancellation() }
+        let encoded = try QueryParameters(parameters)
+        return try await observed {
+            do {
+                return try await runPrepared(statement, encoded, cancellable: cancellable)
+            } catch let error as PostgresError where error.invalidatesPreparedStatement {
+                prepared.forget(statement)
+                // Outside a transaction nothing happened: run it again, prepared afresh. Inside one, the transaction
+                // is aborted and the caller must start over.
+                guard isReusable() else { throw error }
+                return try await runPrepared(statement, encoded, cancellable: cancellable)
+            }
+        }
+    }
+
+    private func runPrepared(_ statement: PreparedStatement, _ encoded: QueryParameters, cancellable: Bool) async throws
+        -> PostgresResult
+    {
+        let name: String
+        if let known = prepared.name(of: statement) {
+            name = known
+        } else {
+            name = prepared.newName(for: statement)
+            _ = try await run(cancellable: cancellable) { pgconn in
+                PQsendPrepare(pgconn, name, statement.sql, Int32(encoded.count), nil)
+            }
+            prepared.prepared(statement, as: name)
+        }
+        return try await run(cancellable: cancellable) { pgconn in
+            encoded.withCValues { values in
+                PQsendQueryPrepared(pgconn, name, Int32(encoded.count), values, nil, nil, 0)
+            }
         }
     }
 

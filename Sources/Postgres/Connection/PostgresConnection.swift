@@ -18,6 +18,8 @@ public final class PostgresConnection: @unchecked Sendable {
     let notices = ServerNotices()
     /// Guards the lifecycle; holding `.busy` grants exclusive use of `pgconn`.
     let state = Locked(ConnectionStateMachine())
+    /// The statements prepared on this connection; touched only by the operation holding `.busy` (like `pgconn`).
+    var prepared = PreparedNames()
     /// Told each statement's duration and outcome.
     let observer: (@Sendable (Duration, Bool) -> Void)?
     /// Each statement's deadline and the grace its cancel gets before the connection is given up (nil: none).

@@ -59,6 +59,12 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     /// Whether the statement was cancelled by a cancel request or `statement_timeout` (SQLSTATE `57014`).
     public var isQueryCanceled: Bool { sqlState == "57014" }
 
+    /// Whether a prepared statement can no longer run as prepared: the schema changed its result shape (`0A000`,
+    /// "cached plan must not change result type") or the server no longer knows it (`26000`, after `DISCARD ALL`).
+    var invalidatesPreparedStatement: Bool {
+        sqlState == "26000" || (sqlState == "0A000" && message.contains("cached plan"))
+    }
+
     /// Whether retrying the whole transaction may succeed (serialization failure or deadlock).
     public var isTransient: Bool { sqlState == "40001" || sqlState == "40P01" }
 
