@@ -46,7 +46,7 @@ extension PostgresConnection {
             do {
                 return try await runPrepared(statement, encoded, cancellable: cancellable)
             } catch let error as PostgresError where error.invalidatesPreparedStatement {
-                prepared.forget(statement)
+                prepared.withLock { $0.forget(statement) }
                 // Outside a transaction nothing happened: run it again, prepared afresh. Inside one, the transaction
                 // is aborted and the caller must start over.
                 guard isReusable() else { throw error }
@@ -58,15 +58,13 @@ extension PostgresConnection {
     private func runPrepared(_ statement: PreparedStatement, _ encoded: QueryParameters, cancellable: Bool) async throws
         -> PostgresResult
     {
-        let name: String
-        if let known = prepared.name(of: statement) {
-            name = known
-        } else {
-            name = prepared.newName(for: statement)
+        let known = prepared.withLock { $0.name(of: statement) }
+        let name = known ?? prepared.withLock { $0.newName(for: statement) }
+        if known == nil {
             _ = try await run(cancellable: cancellable) { pgconn in
                 PQsendPrepare(pgconn, name, statement.sql, Int32(encoded.count), nil)
             }
-            prepared.prepared(statement, as: name)
+            prepared.withLock { $0.prepared(statement, as: name) }
         }
         return try await run(cancellable: cancellable) { pgconn in
             encoded.withCValues { values in

@@ -18,8 +18,9 @@ public final class PostgresConnection: @unchecked Sendable {
     let notices = ServerNotices()
     /// Guards the lifecycle; holding `.busy` grants exclusive use of `pgconn`.
     let state = Locked(ConnectionStateMachine())
-    /// The statements prepared on this connection; touched only by the operation holding `.busy` (like `pgconn`).
-    var prepared = PreparedNames()
+    /// Guards the names of the statements prepared on this connection (a lock, not the `.busy` rule: the name is
+    /// looked up before the operation begins).
+    let prepared = Locked(PreparedNames())
     /// Told each statement's duration and outcome.
     let observer: (@Sendable (Duration, Bool) -> Void)?
     /// Each statement's deadline and the grace its cancel gets before the connection is given up (nil: none).
