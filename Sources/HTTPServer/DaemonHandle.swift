@@ -1,3 +1,4 @@
+import Coordination
 import CMicroHTTPD
 import Foundation
 
@@ -76,7 +77,7 @@ struct DaemonHandle: @unchecked Sendable {
 
     /// Cuts connections that have waited for a request head longer than `timeout`; returns how many.
     func cutSlowHeads(olderThan timeout: Duration) -> Int {
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = timeout.wholeMilliseconds
         return Int(sb_connection_watch_sweep(watch, milliseconds))
     }
 

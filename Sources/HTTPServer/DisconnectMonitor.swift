@@ -1,3 +1,4 @@
+import Coordination
 import CMicroHTTPD
 import Foundation
 #if canImport(Glibc)
@@ -39,7 +40,7 @@ final class DisconnectMonitor: Sendable {
     }
 
     private func run(registry: InFlightRegistry, streams: InFlightRegistry) {
-        let timeoutMS = Int32(max(1, watchAfter.components.seconds * 1000 + watchAfter.components.attoseconds / 1_000_000_000_000_000))
+        let timeoutMS = Int32(max(1, watchAfter.wholeMilliseconds))
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             let count = epoll_wait(epoll, &events, Int32(events.count), timeoutMS)

@@ -53,8 +53,7 @@ struct InteractionStreamRoute: Sendable {
         }
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
         let finished = replay.contains(where: \.terminal)
-        let retry = events.reconnectDelay.components
-        let retryMilliseconds = retry.seconds * 1000 + retry.attoseconds / 1_000_000_000_000_000
+        let retryMilliseconds = events.reconnectDelay.wholeMilliseconds
         let log = events.log
         let body = StreamedBody { writer in
             try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import HTTPServer
 import Postgres
@@ -86,7 +87,7 @@ struct WebhookOutbox: Sendable {
 
     /// Claims up to `limit` due messages for `lease`, under claim `token`.
     func claim(limit: Int, lease: Duration, token: UUID) async throws -> [ClaimedMessage] {
-        let milliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = lease.wholeMilliseconds
         let rows = try await pool.withConnection { connection in
             try await connection.query(WebhookOutbox.claimStatement, [limit, milliseconds, token])
         }
@@ -137,11 +138,10 @@ struct WebhookOutbox: Sendable {
     func record(_ batch: [AttemptRecord]) async throws {
         guard !batch.isEmpty else { return }
         let rows = batch.map { record in
-            let latency = record.result.latency
             return RecordRow(messageID: record.message.id, endpointID: record.message.endpointID,
                              attempt: record.message.attempt, outcome: record.result.outcome.rawValue,
                              responseStatus: record.result.status,
-                             latencyMS: Int(latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000),
+                             latencyMS: Int(record.result.latency.wholeMilliseconds),
                              error: record.result.error, attemptedAt: RFC3339.string(from: record.startedAt),
                              token: record.token, status: record.status, retryIn: record.retryIn ?? 0,
                              interactionID: record.message.interactionID, eventSeq: record.message.eventSeq)

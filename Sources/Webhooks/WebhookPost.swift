@@ -1,3 +1,4 @@
+import Coordination
 import CCurl
 import Foundation
 
@@ -68,7 +69,7 @@ enum WebhookPost {
                 if case .v6 = address { return "[\(address.text)]" }
                 return address.text
             }.joined(separator: ",")
-        let milliseconds = max(1, Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = max(1, Int(timeout.wholeMilliseconds))
         var result = sb_http_result()
         let cHeaders = headers.map { strdup($0) }
         defer { cHeaders.forEach { free($0) } }
