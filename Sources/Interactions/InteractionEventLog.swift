@@ -29,9 +29,9 @@ public struct InteractionStreamEvent: Sendable, Equatable {
 struct InteractionEventLog: Sendable {
     let pool: PostgresPool
 
-    /// Stored events of `id` after `seq`, in order.
+    /// Stored events of `id` after `seq` (and up to `through`, when given), in order.
     /// With `after` nil: the last event only.
-    func events(of id: UUID, after seq: Int64?) async throws -> [InteractionStreamEvent] {
+    func events(of id: UUID, after seq: Int64?, through last: Int64? = nil) async throws -> [InteractionStreamEvent] {
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
                 SELECT seq, kind, (payload || jsonb_build_object('created_at', created_at))::text AS data,
@@ -39,8 +39,9 @@ struct InteractionEventLog: Sendable {
                 FROM interaction_events
                 WHERE interaction_id = $1::uuid
                   AND seq > coalesce($2::bigint, (SELECT last_seq - 1 FROM interactions WHERE id = $1::uuid))
+                  AND ($3::bigint IS NULL OR seq <= $3::bigint)
                 ORDER BY seq
-                """, [id, seq])
+                """, [id, seq, last])
         }
         return try rows.map { row in
             InteractionStreamEvent(seq: try row.decode("seq"), kind: try row.decode("kind"), data: try row.decode("data"),

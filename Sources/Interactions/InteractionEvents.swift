@@ -166,7 +166,10 @@ public final class InteractionEvents: Service {
             do {
                 let events: [InteractionStreamEvent]
                 if let after = mark ?? seq.map({ $0 - 1 }) {
-                    events = try await log.events(of: id, after: after)
+                    // Only up to the notice's own event: later ones come with their notices, in commit order,
+                    // so a typing notice between two commits reaches subscribers between their events (and
+                    // not after the interaction's final event, when its streams are already closed).
+                    events = try await log.events(of: id, after: after, through: seq)
                 } else {
                     events = try await log.latest(of: id).map { [$0] } ?? []
                 }

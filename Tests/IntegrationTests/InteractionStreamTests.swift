@@ -32,11 +32,12 @@ struct InteractionStreamTests {
 
         for client in [customer, agent] {
             let all = try await onThread { try client.eventsUntilEnd() }
-            // Typing is not stored: its place among the stored events is not guaranteed (a log read that runs late
-            // may bring later stored events with it), so it is checked apart from them.
+            // Typing is not stored, yet it keeps its place between the stored events: each notice is dispatched
+            // with its own event only, in commit order, so a late log read cannot bring later events before it
+            // (nor the final one, which would close the streams before typing arrived).
+            #expect(all.map(\.event) == ["message", "typing", "media", "state"])
             let typing = all.filter { $0.event == "typing" }
             let rest = all.filter { $0.event != "typing" }
-            #expect(rest.map(\.event) == ["message", "media", "state"])
             #expect(client.json(rest[0])["text"] as? String == "Line one\nLine two")
             #expect(typing.count == 1 && typing.first?.id == nil)
             #expect(typing.first.map { client.json($0)["typing"] as? Bool } == true)

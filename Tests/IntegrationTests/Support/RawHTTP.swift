@@ -115,6 +115,13 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
         return buffer
     }
 
+    /// Reads until `marker` has arrived (it may come after the head, in a later segment); returns all read.
+    func read(until marker: String, timeout: Double = 10) throws -> [UInt8] {
+        var buffer: [UInt8] = []
+        while RawSocket.find(Array(marker.utf8), in: buffer) == nil { try fill(&buffer, timeout: timeout) }
+        return buffer
+    }
+
     func fill(_ buffer: inout [UInt8], timeout: Double) throws {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&pfd, 1, Int32(timeout * 1000))
