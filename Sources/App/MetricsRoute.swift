@@ -37,6 +37,10 @@ struct MetricsRoute: Sendable {
                                    AttemptResult.Outcome.allCases.map { outcome in
                                        ("outcome=\"\(outcome.rawValue)\"", Double(delivery.attemptsByOutcome[outcome.rawValue] ?? 0))
                                    })
+        let claims = delivery.claimsMade
+        lines += Metrics.series("switchboard_webhook_claims_total", "counter",
+                                "Outbox claims made by this process, by whether they found due messages.",
+                                [(#"result="found""#, Double(claims.found)), (#"result="empty""#, Double(claims.empty))])
         if let backlog = try? await delivery.backlog() {
             lines += Metrics.series("switchboard_webhook_queue_depth", "gauge",
                                     "Webhook messages waiting for delivery to enabled endpoints (all replicas).",

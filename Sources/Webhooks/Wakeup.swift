@@ -2,13 +2,21 @@ import Coordination
 
 /// Wakes the delivery loop: a signal that is remembered until the loop waits (so none is lost between a claim and
 /// the wait), and a wait bounded by a timeout. One waiter at a time.
+///
+/// A wait's timeout belongs to that wait alone: when the wait ends early, its timer is cancelled and signals
+/// nothing. (A timer that signalled on cancellation would leave a signal pending after every wait, and the loop
+/// would claim over and over with nothing to do.)
 final class Wakeup: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
+        /// Counts waits; a timer acts only on the wait it was started for.
+        var wait: UInt64 = 0
+        /// The wait whose timeout ran out before it began to wait.
+        var expired: UInt64?
     }
 
-    /// Guards whether a signal is pending and the loop's continuation while it waits.
+    /// Guards whether a signal is pending, the loop's continuation while it waits, and which wait is current.
     private let state = Locked(State())
 
     /// Wakes the waiter, or the next one if none waits now.
@@ -26,14 +34,18 @@ final class Wakeup: Sendable {
 
     /// Returns at the next signal (at once if one is pending), or after `timeout`.
     func wait(timeout: Duration) async {
+        let current = state.withLock { state -> UInt64 in
+            state.wait &+= 1
+            return state.wait
+        }
         let timer = Task { [self] in
-            try? await Task.sleep(for: timeout)
-            signal()
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            expire(current)
         }
         defer { timer.cancel() }
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state -> Bool in
-                if state.pending {
+                if state.pending || state.expired == current {
                     state.pending = false
                     return true
                 }
@@ -42,7 +54,19 @@ final class Wakeup: Sendable {
             }
             if resumeNow { continuation.resume() }
         }
-        // A signal that raced with the timer's would otherwise wake the next wait at once: harmless, but drop it.
-        state.withLock { $0.pending = false }
+    }
+
+    /// The timeout of wait `current` ran out: ends it if it still waits (or as soon as it begins to).
+    private func expire(_ current: UInt64) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.wait == current else { return nil }
+            guard let waiter = state.waiter else {
+                state.expired = current
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
     }
 }

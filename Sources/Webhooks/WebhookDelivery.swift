@@ -33,15 +33,19 @@ public final class WebhookDelivery: Service {
     let log: Log
     let notices: @Sendable () -> AsyncStream<ListenerEvent>?
     let ready: @Sendable () async -> Void
-    private let wakeup = Wakeup()
+    private let wakeup: Wakeup
     /// Where the posts run; each thread keeps its connections open for the next attempt.
     private let threads: DeliveryThreads
     /// Logs finished attempts, many to a statement when many finish together.
     private let recorder: AttemptRecorder
     /// Guards the attempts in flight in this process.
     private let inFlight = Locked(0)
+    /// Guards whether the last claim filled every free slot (so more may be due: a slot coming free wakes the loop).
+    private let claimFilledSlots = Locked(false)
     /// Guards the attempts made by this process, by outcome.
     private let outcomes = Locked([String: UInt64]())
+    /// Guards the claims made by this process: those that found messages and those that came back empty.
+    private let claims = Locked((found: UInt64(0), empty: UInt64(0)))
     /// Guards the notice stream subscribed in `prepare()` until `run()` takes it.
     private let subscription = Locked<AsyncStream<ListenerEvent>?>(nil)
 
@@ -53,13 +57,21 @@ public final class WebhookDelivery: Service {
         self.outbox = WebhookOutbox(pool: pool)
         self.settings = settings
         self.threads = DeliveryThreads(limit: settings.concurrency)
-        self.recorder = AttemptRecorder(outbox: outbox)
+        let wakeup = Wakeup()
+        self.wakeup = wakeup
+        // A recorded attempt wakes the loop only when it let a waiting message through: most finish with nothing
+        // behind them, and a claim for them would come back empty.
+        self.recorder = AttemptRecorder(outbox: outbox, onRelease: { wakeup.signal() })
         self.log = log
         self.notices = notices
     }
 
     /// Attempts made by this process since it started, by outcome (`delivered`, `http_error`, …).
     public var attemptsByOutcome: [String: UInt64] { outcomes.withLock { $0 } }
+
+    /// Claims made by this process since it started: those that found due messages, and those that found none
+    /// (an idle worker makes one per poll interval).
+    public var claimsMade: (found: UInt64, empty: UInt64) { claims.withLock { $0 } }
 
     /// Messages waiting for enabled endpoints, and the age in seconds of the oldest (read from the database).
     public func backlog() async throws -> (depth: Int, oldestSeconds: Double) { try await outbox.backlog() }
@@ -100,20 +112,29 @@ public final class WebhookDelivery: Service {
         }
     }
 
-    /// Claims as many due messages as there are free slots, starts their attempts, and waits for a notice, a slot
-    /// coming free or the poll interval.
+    /// Claims as many due messages as there are free slots, starts their attempts, and waits for a notice, a queue
+    /// released, a slot coming free when the last claim filled them all, or the poll interval. Claims are at least
+    /// ``WebhookSettings/claimInterval`` apart: under load, the messages committed meanwhile go in one claim.
     private func claimLoop(group: inout DiscardingTaskGroup, stopping: Locked<Bool>) async {
+        var lastClaim: ContinuousClock.Instant?
         while !Task.isCancelled && !stopping.withLock({ $0 }) {
+            if let lastClaim, case let since = ContinuousClock.now - lastClaim, since < settings.claimInterval {
+                try? await Task.sleep(for: settings.claimInterval - since)
+            }
             let free = settings.concurrency - inFlight.withLock { $0 }
             if free > 0 {
                 let token = UUID()
+                lastClaim = .now
                 do {
-                    for message in try await outbox.claim(limit: free, lease: settings.lease, token: token) {
+                    let claimed = try await outbox.claim(limit: free, lease: settings.lease, token: token)
+                    claimFilledSlots.withLock { $0 = claimed.count == free }
+                    claims.withLock { if claimed.isEmpty { $0.empty += 1 } else { $0.found += 1 } }
+                    for message in claimed {
                         inFlight.withLock { $0 += 1 }
                         group.addTask { [self] in
                             await attempt(message, token: token)
                             inFlight.withLock { $0 -= 1 }
-                            wakeup.signal()
+                            if claimFilledSlots.withLock({ $0 }) { wakeup.signal() }
                         }
                     }
                 } catch {

@@ -65,24 +65,32 @@ struct WebhookOutbox: Sendable {
             FROM input i
             WHERE m.id = i.message_id AND m.lease_token = i.token
             RETURNING i.endpoint_id, i.interaction_id, i.event_seq, i.status, i.retry_in
+        ), rescheduled AS (
+            UPDATE webhook_messages w SET next_attempt_at = CASE WHEN behind.status = 'pending'
+                    THEN now() + behind.retry_in * interval '1 second' ELSE now() END
+            FROM (
+                -- Per moved message, a probe of its own queue in the waiting index (the order names that index, and
+                -- OFFSET 0 keeps the planner from making this a scan of every pending message joined afterwards:
+                -- the statistics of a queue table lag, and a burst's backlog looks empty to them).
+                SELECT f.id, i.status, i.retry_in FROM moved i CROSS JOIN LATERAL (
+                    SELECT x.id FROM webhook_messages x
+                    WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id
+                      AND x.event_seq > i.event_seq
+                      AND x.status = 'pending' AND x.attempts = 0 AND x.next_attempt_at <> 'infinity'
+                      AND CASE WHEN i.status = 'pending' THEN x.next_attempt_at < now() + i.retry_in * interval '1 second'
+                               ELSE x.next_attempt_at > now() END
+                    ORDER BY x.endpoint_id, x.interaction_id, x.event_seq
+                    OFFSET 0
+                ) f
+            ) behind
+            WHERE w.id = behind.id
         )
-        UPDATE webhook_messages w SET next_attempt_at = CASE WHEN behind.status = 'pending'
-                THEN now() + behind.retry_in * interval '1 second' ELSE now() END
-        FROM (
-            -- Per moved message, a probe of its own queue in the waiting index (the order names that index, and
-            -- OFFSET 0 keeps the planner from making this a scan of every pending message joined afterwards: the
-            -- statistics of a queue table lag, and a burst's backlog looks empty to them).
-            SELECT f.id, i.status, i.retry_in FROM moved i CROSS JOIN LATERAL (
-                SELECT x.id FROM webhook_messages x
-                WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id AND x.event_seq > i.event_seq
-                  AND x.status = 'pending' AND x.attempts = 0 AND x.next_attempt_at <> 'infinity'
-                  AND CASE WHEN i.status = 'pending' THEN x.next_attempt_at < now() + i.retry_in * interval '1 second'
-                           ELSE x.next_attempt_at > now() END
-                ORDER BY x.endpoint_id, x.interaction_id, x.event_seq
-                OFFSET 0
-            ) f
-        ) behind
-        WHERE w.id = behind.id
+        -- The queues whose next message is now due: done with their head and with a message waiting behind it.
+        SELECT count(*)::bigint AS released FROM moved i
+        WHERE i.status <> 'pending' AND EXISTS (
+            SELECT 1 FROM webhook_messages x
+            WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id AND x.event_seq > i.event_seq
+              AND x.status = 'pending' AND x.next_attempt_at <> 'infinity')
         """
 
     /// Claims up to `limit` due messages for `lease`, under claim `token`.
@@ -135,8 +143,12 @@ struct WebhookOutbox: Sendable {
     /// (it is done), so claims find the heads of the queues first instead of scanning past the waiting ones. Only the
     /// waiting messages whose due time really changes are written: rewriting every one behind each delivery made a
     /// burst's cost grow with the square of its length (a new row version and five index entries each time).
-    func record(_ batch: [AttemptRecord]) async throws {
-        guard !batch.isEmpty else { return }
+    ///
+    /// Returns how many queues it released: messages done whose queue has a message waiting behind them (which a
+    /// claim can take now).
+    @discardableResult
+    func record(_ batch: [AttemptRecord]) async throws -> Int {
+        guard !batch.isEmpty else { return 0 }
         let rows = batch.map { record in
             return RecordRow(messageID: record.message.id, endpointID: record.message.endpointID,
                              attempt: record.message.attempt, outcome: record.result.outcome.rawValue,
@@ -147,9 +159,10 @@ struct WebhookOutbox: Sendable {
                              interactionID: record.message.interactionID, eventSeq: record.message.eventSeq)
         }
         let input = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
-        _ = try await pool.withConnection { connection in
+        let result = try await pool.withConnection { connection in
             try await connection.query(WebhookOutbox.recordStatement, [input])
         }
+        return Int(try result.first?.decode("released", as: Int64.self) ?? 0)
     }
 
     /// After an attempt is logged: a `410 Gone` disables the endpoint; a message given up after a schedule in which

@@ -18,6 +18,9 @@ public struct WebhookSettings: Sendable {
     public var pollInterval: Duration
     /// How long delivered and given-up messages and all attempts are kept.
     public var retention: Duration
+    /// The shortest time between two claims of one worker: under load, the messages committed meanwhile are
+    /// claimed together (one statement for many), at the cost of at most this much added delay.
+    public var claimInterval: Duration
 
     /// Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours.
     public static let defaultSchedule = [5, 300, 1800, 7200, 18_000, 36_000, 36_000]
@@ -25,7 +28,8 @@ public struct WebhookSettings: Sendable {
     /// Settings with the service's defaults unless given.
     public init(retrySchedule: [Int] = WebhookSettings.defaultSchedule, timeout: Duration = .seconds(15),
                 allowPrivateTargets: Bool = false, concurrency: Int = 16, secretOverlap: Duration = .seconds(86_400),
-                pollInterval: Duration = .seconds(1), retention: Duration = .seconds(30 * 86_400)) {
+                pollInterval: Duration = .seconds(1), retention: Duration = .seconds(30 * 86_400),
+                claimInterval: Duration = .milliseconds(5)) {
         self.retrySchedule = retrySchedule
         self.timeout = timeout
         self.allowPrivateTargets = allowPrivateTargets
@@ -33,6 +37,7 @@ public struct WebhookSettings: Sendable {
         self.secretOverlap = secretOverlap
         self.pollInterval = pollInterval
         self.retention = retention
+        self.claimInterval = claimInterval
     }
 
     /// How long a claim lasts before another worker may take the message over: long enough for one attempt and

@@ -357,6 +357,52 @@ struct WebhookTests {
         await app.stop()
     }
 
+    @Test func anIdleWorkerClaimsOncePerPollInterval() async throws {
+        let app = try await TestApp.start(webhooks: fastWebhooks) // polls every 200 ms
+        func claims() async throws -> Int {
+            let text = try await app.metrics().text
+            return ["found", "empty"].reduce(0) { total, result in
+                let prefix = #"switchboard_webhook_claims_total{result="\#(result)"} "#
+                let line = text.split(separator: "\n").first { $0.hasPrefix(prefix) } ?? ""
+                return total + (Int(line.dropFirst(prefix.count)) ?? 0)
+            }
+        }
+        #expect(await eventually { ((try? await claims()) ?? 0) > 0 }) // the worker runs
+        let before = try await claims()
+        let started = ContinuousClock.now
+        try await Task.sleep(for: .seconds(2))
+        let made = try await claims() - before
+        let polls = Int(((ContinuousClock.now - started) / .milliseconds(200)).rounded(.up))
+        // Nothing to do: one claim per poll (plus one for a wait that ends as the window opens), not a claim loop
+        // woken by its own timers.
+        #expect(made <= polls + 1, "\(made) claims in \(polls) poll intervals")
+        await app.stop()
+    }
+
+    @Test func messagesWaitingBehindADeliveryGoOutWhenItIsRecordedNotAtThePoll() async throws {
+        let receiver = try await WebhookReceiver.start()
+        defer { receiver.stop() }
+        // A poll that never comes during the test: only notices and recorded deliveries can wake the worker.
+        var settings = fastWebhooks
+        settings.pollInterval = .seconds(600)
+        let app = try await TestApp.start(webhooks: settings)
+        let (scene, _) = try await WebhookScene.make(port: app.port, path: "/queue", receiver: receiver, events: ["message.created"])
+        let interaction = try await scene.openInteraction()
+        // Twenty events committed at once queue behind each other: one notice burst, then each waits for the one
+        // before it to be recorded.
+        _ = try await app.database.query("""
+            WITH next AS (UPDATE interactions SET last_seq = last_seq + 20 WHERE id = $1::uuid RETURNING last_seq)
+            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+            SELECT $1::uuid, last_seq - 20 + n, 'message', jsonb_build_object('id', gen_random_uuid(), 'text', 'm' || n,
+                   'sender_id', 'a-1', 'sender_role', 'agent')
+            FROM next, generate_series(1, 20) AS n
+            """, [interaction])
+        #expect(await eventually(timeout: .seconds(20)) { (try? await receiver.deliveries().count) ?? 0 >= 20 })
+        let seqs = try await receiver.deliveries().compactMap { $0.data["seq"] as? Int }
+        #expect(seqs == Array(2 ... 21), "in event order, each once")
+        await app.stop()
+    }
+
     @Test func twoReplicasDeliverEachMessageOncePerAttempt() async throws {
         let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
