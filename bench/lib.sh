@@ -250,6 +250,24 @@ bench_summarize_rounds() {
     done
 }
 
+# bench_cpu_ms COMM...: CPU time in milliseconds (user + system) spent so far by every live process whose command
+# name is one of COMM, plus what their exited children spent (a PostgreSQL cluster's backends that ended count
+# through the postmaster). Differences of two readings tell what a run cost each party.
+bench_cpu_ms() {
+    local tick
+    tick=$(getconf CLK_TCK)
+    # One line per process (cat goes on past a process that exits meanwhile; awk would stop there).
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v tick="$tick" -v names=" $* " '
+        {
+            line = $0; comm = line; sub(/^[0-9]+ \(/, "", comm); sub(/\) [^)]*$/, "", comm)
+            if (index(names, " " comm " ") == 0) next
+            sub(/^.*\) /, "", line); split(line, f, " ")
+            # After the name: f[1] is the state, so utime..cstime (fields 14..17 of stat) are f[12]..f[15].
+            total += f[12] + f[13] + f[14] + f[15]
+        }
+        END { printf "%d\n", total * 1000 / tick }'
+}
+
 # bench_ratio A B: A/B with two decimals ("n/a" when B is 0).
 bench_ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'

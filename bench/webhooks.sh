@@ -73,14 +73,24 @@ run_posts() { # TENANT SECONDS OUT
 for t in without with; do run_posts "$t" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/webhooks-$t-warmup.txt"; done
 drain
 declare -A RPS P50 P99 NON2XX
+# CPU per POST by party, over each round and the drain after it (the deliveries a "with" round leaves behind count).
+PARTIES=(switchboard postgres mhd-baseline)
+declare -A CPU POSTS
+cpu_readings() { local p; for p in "${PARTIES[@]}"; do printf '%s ' "$(bench_cpu_ms "$p")"; done; echo; }
 for ((r = 1; r <= BENCH_ROUNDS; r++)); do
     for t in without with; do
         raw="$BENCH_OUT/raw/webhooks-$t-r$r.txt"
+        read -r -a before < <(cpu_readings)
         run_posts "$t" "$BENCH_SECONDS" "$raw"
         read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
         RPS[$t:$r]=$rps P50[$t:$r]=$p50 P99[$t:$r]=$p99 NON2XX[$t:$r]=$non2xx
         bench_log "round $r/$BENCH_ROUNDS  $(printf '%-16s %8s req/s  p50 %s ms  p99 %s ms' "$t webhooks" "$rps" "$p50" "$p99")"
         drain
+        read -r -a after < <(cpu_readings)
+        for i in "${!PARTIES[@]}"; do
+            CPU[$t:${PARTIES[$i]}]=$(( ${CPU[$t:${PARTIES[$i]}]:-0} + ${after[$i]} - ${before[$i]} ))
+        done
+        POSTS[$t]=$(( ${POSTS[$t]:-0} + $(awk '/requests in/ { print $1 }' "$raw") ))
     done
 done
 declare -A MED MP50 MP99 ERR
@@ -135,6 +145,18 @@ fi
     done
     echo "ratio with/without: $ratio (target >= $TARGET_RATIO)"
     echo "delivery throughput: $per_second deliveries/s ($BURST messages over 100 interactions, receiver answers 204 at once)"
+    echo '```'
+    echo
+    echo "CPU per message POST, by process, over all rounds and the drains after them (µs; the receiver answers the deliveries):"
+    echo '```'
+    printf '%-28s' ""; for p in "${PARTIES[@]}"; do printf ' %12s' "$p"; done; printf ' %12s\n' total
+    for t in without with; do
+        printf '%-28s' "$t webhooks"; sum=0
+        for p in "${PARTIES[@]}"; do
+            us=$(( CPU[$t:$p] * 1000 / POSTS[$t] )); sum=$((sum + us)); printf ' %12s' "$us"
+        done
+        printf ' %12s\n' "$sum"
+    done
     echo '```'
     echo "$verdict: $reason. $(bench_machine); load $(bench_load)."
 } | tee "$BENCH_OUT/webhooks.md"

@@ -46,7 +46,7 @@ public struct Configuration: Sendable {
     /// Webhook delivery: `WEBHOOK_RETRY_SCHEDULE` (comma-separated seconds between attempts), `WEBHOOK_TIMEOUT_SECONDS`
     /// (per attempt), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (1 lets private and loopback targets through; tests only),
     /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
-    /// secret keeps signing).
+    /// secret keeps signing), `WEBHOOK_CLAIM_INTERVAL_MS` (the shortest time between two claims of one worker).
     public var webhooks: WebhookSettings
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
@@ -136,6 +136,9 @@ public struct Configuration: Sendable {
         settings.allowPrivateTargets = try reader.integer("WEBHOOK_ALLOW_PRIVATE_TARGETS", default: 0, in: 0 ... 1) == 1
         settings.concurrency = try reader.integer("WEBHOOK_CONCURRENCY", default: 16, in: 1 ... 256)
         settings.secretOverlap = .seconds(try reader.integer("WEBHOOK_SECRET_OVERLAP_SECONDS", default: 86_400, in: 0 ... 30 * 86_400))
+        settings.claimInterval = .milliseconds(try reader.integer("WEBHOOK_CLAIM_INTERVAL_MS",
+                                                                  default: Int(settings.claimInterval.wholeMilliseconds),
+                                                                  in: 0 ... 1000))
         return settings
     }
 

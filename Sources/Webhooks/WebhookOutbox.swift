@@ -47,9 +47,11 @@ struct WebhookOutbox: Sendable {
                   CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
         """)
 
-    /// Logs a batch of attempts given as JSON (`$1`) and moves their messages on (see ``record(_:)``). Not prepared:
-    /// a plan cached while the outbox is small would scan it whole once it is large.
-    static let recordStatement = """
+    /// Logs a batch of attempts given as JSON (`$1`) and moves their messages on (see ``record(_:)``). Prepared: its
+    /// planning cost as much as its execution. Every access to the outbox is a probe of an index whatever the
+    /// statistics say (the primary key through an array of ids, the waiting index through an ordered lateral probe),
+    /// so a plan made while the outbox was small stays right once it is large.
+    static let recordStatement = PreparedStatement("""
         WITH input AS (
             SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(message_id uuid, endpoint_id uuid, attempt int,
                 outcome text, response_status int, latency_ms int, error text, attempted_at timestamptz,
@@ -63,7 +65,10 @@ struct WebhookOutbox: Sendable {
                                        ELSE m.next_attempt_at END,
                 finished_at = CASE WHEN i.status = 'pending' THEN NULL ELSE now() END
             FROM input i
-            WHERE m.id = i.message_id AND m.lease_token = i.token
+            -- The array of ids makes this a probe of the primary key per message: joined to the input alone, whose
+            -- size the planner cannot see (it assumes 100 rows), it chose a scan of the whole outbox, and every
+            -- record cost as much as the outbox was long.
+            WHERE m.id = ANY (ARRAY(SELECT message_id FROM input)) AND m.id = i.message_id AND m.lease_token = i.token
             RETURNING i.endpoint_id, i.interaction_id, i.event_seq, i.status, i.retry_in
         ), rescheduled AS (
             UPDATE webhook_messages w SET next_attempt_at = CASE WHEN behind.status = 'pending'
@@ -91,7 +96,7 @@ struct WebhookOutbox: Sendable {
             SELECT 1 FROM webhook_messages x
             WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id AND x.event_seq > i.event_seq
               AND x.status = 'pending' AND x.next_attempt_at <> 'infinity')
-        """
+        """)
 
     /// Claims up to `limit` due messages for `lease`, under claim `token`.
     func claim(limit: Int, lease: Duration, token: UUID) async throws -> [ClaimedMessage] {

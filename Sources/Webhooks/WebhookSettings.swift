@@ -18,8 +18,9 @@ public struct WebhookSettings: Sendable {
     public var pollInterval: Duration
     /// How long delivered and given-up messages and all attempts are kept.
     public var retention: Duration
-    /// The shortest time between two claims of one worker: under load, the messages committed meanwhile are
-    /// claimed together (one statement for many), at the cost of at most this much added delay.
+    /// The shortest time between two claims of one worker (`WEBHOOK_CLAIM_INTERVAL_MS`): under load, the messages
+    /// committed meanwhile are claimed together (one statement for many), at the cost of at most this much added
+    /// delay. An idle worker claims at once when a notice wakes it.
     public var claimInterval: Duration
 
     /// Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours.
@@ -29,7 +30,7 @@ public struct WebhookSettings: Sendable {
     public init(retrySchedule: [Int] = WebhookSettings.defaultSchedule, timeout: Duration = .seconds(15),
                 allowPrivateTargets: Bool = false, concurrency: Int = 16, secretOverlap: Duration = .seconds(86_400),
                 pollInterval: Duration = .seconds(1), retention: Duration = .seconds(30 * 86_400),
-                claimInterval: Duration = .milliseconds(5)) {
+                claimInterval: Duration = .milliseconds(20)) {
         self.retrySchedule = retrySchedule
         self.timeout = timeout
         self.allowPrivateTargets = allowPrivateTargets
