@@ -32,21 +32,51 @@ struct InteractionEventLog: Sendable {
     /// Stored events of `id` after `seq` (and up to `through`, when given), in order.
     /// With `after` nil: the last event only.
     func events(of id: UUID, after seq: Int64?, through last: Int64? = nil) async throws -> [InteractionStreamEvent] {
+        try await events(in: [Range(id: id, after: seq, through: last)])[id] ?? []
+    }
+
+    /// One interaction's part of a batched read: its events after `after` (nil: its latest event only) and up to
+    /// `through` (nil: all of them).
+    struct Range: Sendable, Equatable {
+        var id: UUID
+        var after: Int64?
+        var through: Int64?
+    }
+
+    /// The events of many interactions in one query (live dispatch of a run of notices, catch-up after missed
+    /// ones): for each range, what ``events(of:after:through:)`` returns for it, by interaction, in `seq` order.
+    /// Interactions are matched by id alone, as the single read does: the ids come from this service's own notices
+    /// and subscriptions, which were authorized when they were made.
+    func events(in ranges: [Range]) async throws -> [UUID: [InteractionStreamEvent]] {
+        guard !ranges.isEmpty else { return [:] }
+        func array(_ values: [String]) -> String { "{" + values.joined(separator: ",") + "}" }  // a literal, bound
+        let ids = array(ranges.map(\.id.uuidString))
+        let after = array(ranges.map { $0.after.map(String.init) ?? "NULL" })
+        let through = array(ranges.map { $0.through.map(String.init) ?? "NULL" })
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                SELECT seq, kind, (payload || jsonb_build_object('created_at', created_at))::text AS data,
-                       kind = 'state' AND payload->>'state' <> 'started' AS terminal
-                FROM interaction_events
-                WHERE interaction_id = $1::uuid
-                  AND seq > coalesce($2::bigint, (SELECT last_seq - 1 FROM interactions WHERE id = $1::uuid))
-                  AND ($3::bigint IS NULL OR seq <= $3::bigint)
-                ORDER BY seq
-                """, [id, seq, last])
+                SELECT r.id AS interaction_id, e.seq, e.kind,
+                       (e.payload || jsonb_build_object('created_at', e.created_at))::text AS data,
+                       e.kind = 'state' AND e.payload->>'state' <> 'started' AS terminal
+                FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS r (id, after, through)
+                CROSS JOIN LATERAL (
+                    SELECT ev.seq, ev.kind, ev.payload, ev.created_at FROM interaction_events ev
+                    WHERE ev.interaction_id = r.id
+                      AND ev.seq > coalesce(r.after, (SELECT last_seq - 1 FROM interactions WHERE id = r.id))
+                      AND (r.through IS NULL OR ev.seq <= r.through)
+                    ORDER BY ev.seq
+                ) e
+                ORDER BY r.id, e.seq
+                """, [ids, after, through])
         }
-        return try rows.map { row in
-            InteractionStreamEvent(seq: try row.decode("seq"), kind: try row.decode("kind"), data: try row.decode("data"),
-                                   terminal: try row.decode("terminal"))
+        var events: [UUID: [InteractionStreamEvent]] = [:]
+        for row in rows {
+            let id: UUID = try row.decode("interaction_id")
+            events[id, default: []].append(InteractionStreamEvent(seq: try row.decode("seq"), kind: try row.decode("kind"),
+                                                                  data: try row.decode("data"),
+                                                                  terminal: try row.decode("terminal")))
         }
+        return events
     }
 
     /// The last event of `id`'s log, if it has any.

@@ -126,23 +126,69 @@ public final class InteractionEvents: Service {
 
     /// Applies one change notice (see ``InteractionNotice``); payloads of neither form are ignored.
     public func handle(notice: String) async {
-        switch InteractionNotice(payload: notice) {
-        case .stored(let id, let seq):
-            await dispatch(id, upTo: seq)
-        case .typing(let id, let isTyping, let role, let user):
-            guard hub.subscriberCount(for: id) > 0 else { return }
-            let data: [String: Any] = ["typing": isTyping, "sender_role": role, "sender_id": user, "expires_in": 5]
-            let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            hub.publish(InteractionStreamEvent(seq: nil, kind: "typing", data: json, terminal: false), to: id)
-        case nil:
-            return
+        await handle(notices: [notice])
+    }
+
+    /// Applies a run of change notices, in order, with one log read for all the interactions they name (at most
+    /// ``readLimit`` per read): each interaction's subscribers get its stored events up to each notice's `seq`
+    /// with its typing between them, exactly as notice by notice. Call from ONE task (ordering).
+    public func handle(notices: [String]) async {
+        let batch = NoticeBatch(notices: notices)
+        for start in stride(from: 0, to: batch.interactions.count, by: Self.readLimit) {
+            let ids = Array(batch.interactions[start ..< min(start + Self.readLimit, batch.interactions.count)])
+            guard let stored = await read(ids, ranges: { id, mark in
+                // Only up to the notices' own events: later ones come with their notices, in commit order, so a
+                // typing notice between two commits reaches subscribers between their events (and not after the
+                // interaction's final event, when its streams are already closed).
+                guard let noticed = batch.storedRange[id], mark.map({ noticed.upperBound > $0 }) ?? true else { return nil }
+                return InteractionEventLog.Range(id: id, after: mark ?? noticed.lowerBound - 1, through: noticed.upperBound)
+            }) else { continue }
+            for id in ids where hub.subscriberCount(for: id) > 0 {
+                publish(NoticeBatch.sequence(batch.steps[id] ?? [], stored: stored[id] ?? []), of: id)
+            }
         }
     }
 
     /// After missed notices: hands every followed interaction's newer events to its subscribers (for one the
-    /// dispatcher has no mark for yet, its latest event: a stream behind it fills the hole from the log).
+    /// dispatcher has no mark for yet, its latest event: a stream behind it fills the hole from the log), with one
+    /// log read per ``readLimit`` interactions.
     public func catchUp() async {
-        for id in hub.keys { await dispatch(id, upTo: nil) }
+        let followed = hub.keys
+        for start in stride(from: 0, to: followed.count, by: Self.readLimit) {
+            let ids = Array(followed[start ..< min(start + Self.readLimit, followed.count)])
+            guard let stored = await read(ids, ranges: { id, mark in
+                InteractionEventLog.Range(id: id, after: mark, through: nil)
+            }) else { continue }
+            for id in ids where hub.subscriberCount(for: id) > 0 { publish(stored[id] ?? [], of: id) }
+        }
+    }
+
+    /// Most interactions one live-dispatch read covers.
+    static let readLimit = 500
+
+    /// One log read for the followed ones among `ids` (`ranges` says what to read for each, given the dispatcher's
+    /// mark; nil: nothing), retried with backoff while it fails and any of them is followed: a dropped read could
+    /// hold an interaction's final event, and its streams would then never end. Nil when none is followed any more
+    /// (their marks are forgotten) or the task is cancelled.
+    private func read(_ ids: [UUID], ranges: (UUID, Int64?) -> InteractionEventLog.Range?) async
+        -> [UUID: [InteractionStreamEvent]]? {
+        var delay = Duration.milliseconds(50)
+        while true {
+            let unfollowed = ids.filter { hub.subscriberCount(for: $0) == 0 }
+            if !unfollowed.isEmpty { dispatched.withLock { marks in for id in unfollowed { marks.removeValue(forKey: id) } } }
+            guard unfollowed.count < ids.count else { return nil }
+            let marks = dispatched.withLock { $0 }
+            let wanted = ids.filter { hub.subscriberCount(for: $0) > 0 }.compactMap { ranges($0, marks[$0]) }
+            do {
+                return try await log.events(in: wanted)
+            } catch {
+                failures.withLock { $0 += 1 }
+                onDispatchFailure(error)
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { return nil }
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
     }
 
     /// Shutdown: tells every subscriber to reconnect (a final `reconnect` event — another replica will serve it),
@@ -152,43 +198,13 @@ public final class InteractionEvents: Service {
         hub.finishAll()
     }
 
-    /// Reads and publishes `id`'s events after the mark, retrying a failed read (with backoff, while anyone
-    /// follows `id`): a dropped read could be the final `state` event, and streams would then never end.
-    private func dispatch(_ id: UUID, upTo seq: Int64?) async {
-        var delay = Duration.milliseconds(50)
-        while true {
-            guard hub.subscriberCount(for: id) > 0 else {
-                _ = dispatched.withLock { $0.removeValue(forKey: id) }
-                return
-            }
-            let mark = dispatched.withLock { $0[id] }
-            if let seq, let mark, seq <= mark { return }
-            do {
-                let events: [InteractionStreamEvent]
-                if let after = mark ?? seq.map({ $0 - 1 }) {
-                    // Only up to the notice's own event: later ones come with their notices, in commit order,
-                    // so a typing notice between two commits reaches subscribers between their events (and
-                    // not after the interaction's final event, when its streams are already closed).
-                    events = try await log.events(of: id, after: after, through: seq)
-                } else {
-                    events = try await log.latest(of: id).map { [$0] } ?? []
-                }
-                publish(events, of: id)
-                return
-            } catch {
-                failures.withLock { $0 += 1 }
-                onDispatchFailure(error)
-                try? await Task.sleep(for: delay)
-                if Task.isCancelled { return }
-                delay = min(delay * 2, .seconds(2))
-            }
-        }
-    }
-
+    /// Publishes `events` (stored ones and typing between them) to `id`'s subscribers; the mark moves to the last
+    /// stored one, and a final event ends the interaction's streams.
     private func publish(_ events: [InteractionStreamEvent], of id: UUID) {
-        guard let last = events.last?.seq else { return }
         for event in events { hub.publish(event, to: id) }
-        dispatched.withLock { $0[id] = max($0[id] ?? last, last) }
+        if let last = events.last(where: { $0.seq != nil })?.seq {
+            dispatched.withLock { $0[id] = max($0[id] ?? last, last) }
+        }
         if events.contains(where: \.terminal) {
             hub.finish(id)
             _ = dispatched.withLock { $0.removeValue(forKey: id) }

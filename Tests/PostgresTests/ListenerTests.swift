@@ -140,13 +140,16 @@ struct ListenerTests {
         await pool.close()
     }
 
-    @Test func keepsRetryingAnUnreachableServerAndStopsPromptly() async throws {
+    /// A connection attempt that times out is reported, and `stop()` does not wait out the pause before the next
+    /// attempt: with a 30 s pause, a stop that waited would take 30 s. (The bound is loose because the suite runs
+    /// many tests at once on few cores: a one-second bound once failed at 1.6 s under that load.)
+    @Test func anUnreachableServerIsReportedAndStopEndsThePauseBeforeTheNextAttempt() async throws {
         let silent = try SilentListener()
         defer { silent.close() }
         let unreachable = PostgresConfiguration(
             connectionString: "host=127.0.0.1 port=\(silent.port) user=postgres", connectTimeout: .milliseconds(100))
         let listener = try PostgresListener(
-            configuration: unreachable, channels: ["unreachable"], reconnectDelay: .milliseconds(10))
+            configuration: unreachable, channels: ["unreachable"], reconnectDelay: .seconds(30))
         listener.start()
         try await waitUntil { listener.lastError != nil }
         #expect(listener.lastError?.message.contains("timed out") == true)
@@ -154,7 +157,7 @@ struct ListenerTests {
         let clock = ContinuousClock()
         let stopping = clock.now
         await listener.stop()
-        #expect(clock.now - stopping < .seconds(1))
+        #expect(clock.now - stopping < .seconds(5))
     }
 
     @Test func invalidChannelNamesAreRejected() async throws {

@@ -51,8 +51,8 @@ struct NoticeFollower: Service {
                 }
             }
             group.addTask {
-                await Self.follow(interactionNotices, channel: InteractionStore.channel,
-                                  apply: interactions.handle(notice:), afterReconnect: interactions.catchUp)
+                await Self.followInRuns(interactionNotices, channel: InteractionStore.channel,
+                                        apply: interactions.handle(notices:), afterReconnect: interactions.catchUp)
             }
             // A revoked session's streams end on every replica; after a reconnect, live streams' sessions are
             // checked in one query, for revocations whose notices were missed.
@@ -72,6 +72,53 @@ struct NoticeFollower: Service {
                         logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])
                     }
                 })
+            }
+        }
+    }
+
+    /// Hands the notices on `channel` to `apply` in runs, in order: while one run is applied, the notices arriving
+    /// meanwhile gather and go together in the next (so a busy channel costs one `apply` for many notices, and an
+    /// idle one applies each notice at once). `afterReconnect` runs in its place in the order, between the notices
+    /// before the reconnection and those after it.
+    private static func followInRuns(_ events: AsyncStream<ListenerEvent>, channel: String,
+                                     apply: @escaping @Sendable ([String]) async -> Void,
+                                     afterReconnect: @escaping @Sendable () async -> Void) async {
+        enum Item: Sendable { case notice(String), reconnected }
+        /// Guards what has arrived and not yet been taken by the applying task.
+        let arrived = Locked<[Item]>([])
+        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .notification(let notice) where notice.channel == channel:
+                        arrived.withLock { $0.append(.notice(notice.payload)) }
+                    case .reconnected:
+                        arrived.withLock { $0.append(.reconnected) }
+                    default:
+                        continue
+                    }
+                    wake.yield()
+                }
+                wake.finish()
+            }
+            group.addTask {
+                // Every item is followed by a wakeup, and the stream delivers the one buffered before it finishes:
+                // nothing arrived is left behind.
+                for await _ in wakeups {
+                    var run: [String] = []
+                    for item in arrived.withLock({ items in defer { items.removeAll() }; return items }) {
+                        switch item {
+                        case .notice(let payload):
+                            run.append(payload)
+                        case .reconnected:
+                            if !run.isEmpty { await apply(run) }
+                            run = []
+                            await afterReconnect()
+                        }
+                    }
+                    if !run.isEmpty { await apply(run) }
+                }
             }
         }
     }

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A run of change notices turned into what live dispatch must do, per interaction, in the notices' order: read
+/// the log up to each stored event's `seq`, and hand typing on between them. Pure, so the order it keeps (typing
+/// between the stored events it came between; interactions independent of each other) is unit-tested.
+struct NoticeBatch: Equatable {
+    /// One step of one interaction's dispatch.
+    enum Step: Equatable {
+        /// Publish the stored events up to and including this `seq`.
+        case through(Int64)
+        /// Publish this ephemeral event (typing).
+        case ephemeral(InteractionStreamEvent)
+    }
+
+    /// Interactions in the order their first notice came.
+    private(set) var interactions: [UUID] = []
+    /// Each interaction's steps, in notice order.
+    private(set) var steps: [UUID: [Step]] = [:]
+    /// Per interaction, from the first stored `seq` noticed to the highest: what one log read must cover (a read
+    /// with no mark starts just before the first notice's event, as the first notice alone would read).
+    private(set) var storedRange: [UUID: ClosedRange<Int64>] = [:]
+
+    /// The plan for `notices` (payloads; unreadable ones are skipped).
+    init(notices: [String]) {
+        for payload in notices {
+            switch InteractionNotice(payload: payload) {
+            case .stored(let id, let seq):
+                append(.through(seq), to: id)
+                let range = storedRange[id]
+                storedRange[id] = (range?.lowerBound ?? seq) ... max(range?.upperBound ?? seq, seq)
+            case .typing(let id, let isTyping, let role, let user):
+                append(.ephemeral(Self.typingEvent(isTyping: isTyping, role: role, user: user)), to: id)
+            case nil:
+                continue
+            }
+        }
+    }
+
+    private mutating func append(_ step: Step, to id: UUID) {
+        if steps[id] == nil { interactions.append(id) }
+        steps[id, default: []].append(step)
+    }
+
+    /// The `typing` event subscribers receive (not stored, so it has no `seq`).
+    static func typingEvent(isTyping: Bool, role: String, user: String) -> InteractionStreamEvent {
+        let data: [String: Any] = ["typing": isTyping, "sender_role": role, "sender_id": user, "expires_in": 5]
+        let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]))
+            .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return InteractionStreamEvent(seq: nil, kind: "typing", data: json, terminal: false)
+    }
+
+    /// `steps` applied to `stored` (the interaction's events read from the log, in `seq` order): the events to
+    /// publish, in order. Each `through` step releases the stored events up to its `seq` not yet released; an
+    /// ephemeral step goes out where it stands.
+    static func sequence(_ steps: [Step], stored: [InteractionStreamEvent]) -> [InteractionStreamEvent] {
+        var output: [InteractionStreamEvent] = []
+        var next = stored.startIndex
+        for step in steps {
+            switch step {
+            case .through(let seq):
+                while next < stored.endIndex, let eventSeq = stored[next].seq, eventSeq <= seq {
+                    output.append(stored[next])
+                    next += 1
+                }
+            case .ephemeral(let event):
+                output.append(event)
+            }
+        }
+        return output
+    }
+}
