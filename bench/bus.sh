@@ -66,12 +66,12 @@ for n in $COUNTS; do
         bench_run "$CLIENT" 127.0.0.1 "${API[0]}" "${STREAM[0]}" "${API[1]}" "${STREAM[1]}" "$token" \
             "$BENCH_OUT/raw/bus-ids-$n.txt" "$rate" "$BENCH_SECONDS" "$INFLIGHT" >"$out" 2>&1 \
             || { cat "$out" >&2; bench_die "the bus client failed"; }
-        read -r _ sent acked failed achieved pp50 pp99 sp50 sp99 op50 op99 lost dup < <(grep '^RESULT' "$out")
-        bench_log "$(printf '%5s interactions %5s/s asked: %5s/s, POST p99 %s ms, same p50/p99 %s/%s ms, other p50/p99 %s/%s ms, lost %s, dup %s' \
-            "$n" "$rate" "$achieved" "$pp99" "$sp50" "$sp99" "$op50" "$op99" "$lost" "$dup")"
-        rows+=("$(printf '| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s |' "$n" "$rate" "$achieved" \
-            "$pp50" "$pp99" "$sp50" "$sp99" "$op50" "$op99" "$lost" "$dup" "$failed")")
-        if [ "$lost" = 0 ] && [ "$failed" = 0 ] && bench_ge "$P99_TARGET" "$op99" && bench_ge "$achieved" "$(awk -v r="$rate" 'BEGIN { print r * 0.9 }')"; then
+        read -r _ sent acked failed achieved pp50 pp99 sp50 sp99 op50 op99 lost dup closed < <(grep '^RESULT' "$out")
+        bench_log "$(printf '%5s interactions %5s/s asked: %5s/s, POST p99 %s ms, same p50/p99 %s/%s ms, other p50/p99 %s/%s ms, lost %s, dup %s, streams closed %s' \
+            "$n" "$rate" "$achieved" "$pp99" "$sp50" "$sp99" "$op50" "$op99" "$lost" "$dup" "$closed")"
+        rows+=("$(printf '| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s |' "$n" "$rate" "$achieved" \
+            "$pp50" "$pp99" "$sp50" "$sp99" "$op50" "$op99" "$lost" "$dup" "$closed" "$failed")")
+        if [ "$lost" = 0 ] && [ "$failed" = 0 ] && [ "$closed" = 0 ] && bench_ge "$P99_TARGET" "$op99" && bench_ge "$achieved" "$(awk -v r="$rate" 'BEGIN { print r * 0.9 }')"; then
             best=$rate
         fi
         if ! bench_ge "$achieved" "$(awk -v r="$rate" 'BEGIN { print r * 0.9 }')"; then
@@ -91,8 +91,8 @@ done
     echo "  through both in turn, ${BENCH_SECONDS} s per rate, at most $INFLIGHT in flight; latencies from the POST sent"
     echo "  to the stream's event (ms)"
     echo
-    echo "| interactions | asked/s | achieved/s | POST p50 / p99 | same replica p50 / p99 | other replica p50 / p99 | lost | dup | failed POSTs |"
-    echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    echo "| interactions | asked/s | achieved/s | POST p50 / p99 | same replica p50 / p99 | other replica p50 / p99 | lost | dup | streams closed | failed POSTs |"
+    echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     printf '%s\n' "${rows[@]}"
     echo
     echo "Sustainable (other replica's p99 <= $P99_TARGET ms, nothing lost): ${sustainable[*]}."

@@ -9,8 +9,9 @@
  *
  * IDS_FILE holds one interaction id per line (all readable with TOKEN). Prints "READY <streams>" once every stream
  * has its first event, then, after the run and up to 5 s of drain:
- *   RESULT sent acked failed achieved_rate post_p50 post_p99 same_p50 same_p99 other_p50 other_p99 lost dup
- * (milliseconds; lost = stream deliveries missing after the drain; dup = a message seen twice on one stream).
+ *   RESULT sent acked failed achieved_rate post_p50 post_p99 same_p50 same_p99 other_p50 other_p99 lost dup closed
+ * (milliseconds; lost = stream deliveries missing after the drain; dup = a message seen twice on one stream;
+ * closed = streams the server ended during the run, and what they last said).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -74,6 +75,7 @@ static int nids;
 static double *sent_at, *acked_at, *seen_at[2];
 static int *seen_count[2];
 static int nmsg;
+static int closed;
 
 /* Streams: find every "bus:<k>" in the buffer, keep the unfinished tail. */
 static void scan_stream(conn_t *c, double t) {
@@ -199,7 +201,7 @@ int main(int argc, char **argv) {
     for (;;) {
         double t = now_ms();
         /* Send every message that is due, on a free connection of its replica. */
-        while (next < nmsg && start + next * 1000.0 / rate <= t) {
+        while (next < nmsg && t < stop_at && start + next * 1000.0 / rate <= t) {
             int r = next % 2, slot = -1;
             for (int j = r; j < inflight; j += 2) if (conns[streams + j].busy < 0) { slot = j; break; }
             if (slot < 0) break; /* saturated: the message waits for a free connection */
@@ -234,6 +236,13 @@ int main(int argc, char **argv) {
                 if (c->kind == KIND_STREAM) scan_stream(c, at);
                 else while (scan_post(c, at, &failed)) {}
             }
+            if (r == 0 && c->kind == KIND_STREAM) {
+                c->buf[c->len] = 0;
+                fprintf(stderr, "stream %d (replica %d) closed; last bytes: %s\n", evs[j].data.u32, c->replica, c->buf);
+                epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+                close(c->fd);
+                closed++;
+            }
         }
     }
     double elapsed = (now_ms() - start) / 1000;
@@ -248,15 +257,19 @@ int main(int argc, char **argv) {
         post[np++] = acked_at[k] - sent_at[k];
         int via = k % 2;
         for (int r = 0; r < 2; r++) {
-            if (!seen_count[r][k]) { lost++; continue; }
+            if (!seen_count[r][k]) {
+                lost++;
+                if (getenv("BUS_LIST_LOST")) fprintf(stderr, "lost: bus:%d (interaction %s, posted via %d) on replica %d\n", k, ids[k % nids], via, r);
+                continue;
+            }
             if (seen_count[r][k] > 1) dup++;
             double lat = seen_at[r][k] - sent_at[k];
             if (r == via) same[ns++] = lat; else other[no++] = lat;
         }
     }
     double achieved = sent > 1 ? (sent - 1) * 1000.0 / (last_sent - start) : 0;
-    printf("RESULT %d %d %d %.0f %.1f %.1f %.1f %.1f %.1f %.1f %d %d\n", sent, acked, failed, achieved,
+    printf("RESULT %d %d %d %.0f %.1f %.1f %.1f %.1f %.1f %.1f %d %d %d\n", sent, acked, failed, achieved,
            pct(post, np, 0.5), pct(post, np, 0.99), pct(same, ns, 0.5), pct(same, ns, 0.99),
-           pct(other, no, 0.5), pct(other, no, 0.99), lost, dup);
+           pct(other, no, 0.5), pct(other, no, 0.99), lost, dup, closed);
     return 0;
 }
