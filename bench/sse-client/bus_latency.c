@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_common.h"
+
 enum { KIND_STREAM = 1, KIND_POST = 2 };
 
 typedef struct {
@@ -39,28 +41,6 @@ typedef struct {
     char buf[16384];
     size_t len;
 } conn_t;
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int dial(const char *host, int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-    inet_pton(AF_INET, host, &a.sin_addr);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) { close(fd); return -1; }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    return fd;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* p-th percentile of the n values (sorted in place); -1 when there are none. */
 static double pct(double *v, int n, double p) {
@@ -156,7 +136,7 @@ int main(int argc, char **argv) {
         for (int r = 0; r < 2; r++) {
             conn_t *c = &conns[streams];
             c->kind = KIND_STREAM; c->replica = r; c->interaction = i;
-            c->fd = dial(host, stream[r]);
+            c->fd = dial(host, stream[r], 1);
             if (c->fd < 0) { fprintf(stderr, "stream connect failed: %s\n", strerror(errno)); return 1; }
             char req[512];
             int len = snprintf(req, sizeof req, "GET /v1/interactions/%s/events HTTP/1.1\r\nHost: x\r\n"
@@ -170,7 +150,7 @@ int main(int argc, char **argv) {
     for (int j = 0; j < inflight; j++) {
         conn_t *c = &conns[streams + j];
         c->kind = KIND_POST; c->replica = j % 2; c->busy = -1;
-        c->fd = dial(host, api[c->replica]);
+        c->fd = dial(host, api[c->replica], 1);
         if (c->fd < 0) { fprintf(stderr, "api connect failed: %s\n", strerror(errno)); return 1; }
         struct epoll_event e = { .events = EPOLLIN, .data.u32 = streams + j };
         epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &e);

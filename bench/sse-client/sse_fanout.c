@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_common.h"
+
 typedef struct {
     int fd;
     int ready;          /* got the first event */
@@ -30,23 +32,6 @@ typedef struct {
     char tail[64];      /* last bytes, so a marker split across reads is still found */
     size_t tail_len;
 } sub_t;
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int dial(const char *host, int port, int nonblock) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-    inet_pton(AF_INET, host, &a.sin_addr);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) { close(fd); return -1; }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (nonblock) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    return fd;
-}
 
 static int publish(const char *host, int port, const char *id, const char *token, int k) {
     int fd = dial(host, port, 0);
@@ -63,11 +48,6 @@ static int publish(const char *host, int port, const char *id, const char *token
     if (n <= 12) return -1;
     buf[n] = 0;
     return strncmp(buf + 9, "201", 3) == 0 ? 0 : -1;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
