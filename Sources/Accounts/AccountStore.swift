@@ -155,25 +155,31 @@ public struct AccountStore: Sendable {
         return try rows.map { try $0.decode("id") }
     }
 
+    /// The API key whose hash is that of `$1` (prepared: every cold credential runs it).
+    static let apiKeyLookup = PreparedStatement("""
+        SELECT id, tenant_id, revoked_at IS NOT NULL AS revoked
+        FROM api_keys WHERE key_hash = sha256(convert_to($1, 'UTF8'))
+        """)
+
+    /// The session whose token hash is that of `$1` (prepared: every cold credential runs it).
+    static let sessionLookup = PreparedStatement("""
+        SELECT id, tenant_id, user_id, role, expires_at, revoked_at IS NOT NULL AS revoked
+        FROM sessions WHERE token_hash = sha256(convert_to($1, 'UTF8'))
+        """)
+
     /// What the database knows of a presented secret.
     public func lookup(_ token: String, kind: SecretToken.Kind) async throws -> TokenRecord {
         switch kind {
         case .apiKey:
             let rows = try await pool.withConnection { connection in
-                try await connection.query("""
-                    SELECT id, tenant_id, revoked_at IS NOT NULL AS revoked
-                    FROM api_keys WHERE key_hash = sha256(convert_to($1, 'UTF8'))
-                    """, [token])
+                try await connection.query(AccountStore.apiKeyLookup, [token])
             }
             guard let row = rows.first else { return .unknown }
             if try row.decode("revoked", as: Bool.self) { return .revoked }
             return .valid(Principal(tenantID: try row.decode("tenant_id"), credential: .apiKey(keyID: try row.decode("id"))))
         case .session:
             let rows = try await pool.withConnection { connection in
-                try await connection.query("""
-                    SELECT id, tenant_id, user_id, role, expires_at, revoked_at IS NOT NULL AS revoked
-                    FROM sessions WHERE token_hash = sha256(convert_to($1, 'UTF8'))
-                    """, [token])
+                try await connection.query(AccountStore.sessionLookup, [token])
             }
             guard let row = rows.first else { return .unknown }
             if try row.decode("revoked", as: Bool.self) { return .revoked }

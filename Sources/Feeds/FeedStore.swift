@@ -18,23 +18,43 @@ public struct FeedStore: Sendable {
         (extract(epoch FROM i.published_at) * 1000000)::bigint AS published_micros
         """
 
+    /// The version of feed `$2` of tenant `$1` and its newest `$3` items. Prepared, like the page after a cursor,
+    /// and kept apart from it: one statement with an optional cursor would settle on a generic plan that cannot
+    /// seek to the cursor, and a deep page would read every item before it.
+    static let firstPageStatement = PreparedStatement(page(after: ""))
+
+    /// The version of feed `$2` of tenant `$1` and its `$3` items after the cursor (`$4` microseconds, `$5` id).
+    static let pageAfterStatement = PreparedStatement(page(after: """
+        AND (published_at, id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid)
+        """))
+
+    private static func page(after cursorCondition: String) -> String {
+        """
+        SELECT f.version, \(FeedStore.itemColumns)
+        FROM feeds f
+        LEFT JOIN LATERAL (
+            SELECT * FROM feed_items
+            WHERE feed_id = f.id \(cursorCondition)
+            ORDER BY published_at DESC, id DESC
+            LIMIT $3
+        ) i ON true
+        WHERE f.tenant_id = $1::uuid AND f.key = $2
+        """
+    }
+
+    /// Sends notice `$2` on channel `$1` (delivered at commit).
+    static let notifyStatement = PreparedStatement("SELECT pg_notify($1, $2)")
+
     /// Loads one page: the feed's version and up to `limit` items after `cursor`, newest first, plus one more
     /// to tell whether there are more. Nil when the tenant has no such feed.
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
         let rows = try await pool.withConnection { connection in
-            try await connection.query("""
-                SELECT f.version, \(FeedStore.itemColumns)
-                FROM feeds f
-                LEFT JOIN LATERAL (
-                    SELECT * FROM feed_items
-                    WHERE feed_id = f.id
-                      AND ($3::bigint IS NULL
-                           OR (published_at, id) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
-                    ORDER BY published_at DESC, id DESC
-                    LIMIT $5
-                ) i ON true
-                WHERE f.tenant_id = $1::uuid AND f.key = $2
-                """, [key.feed.tenantID, key.feed.key, key.cursor?.micros, key.cursor?.id, key.limit + 1])
+            if let cursor = key.cursor {
+                try await connection.query(FeedStore.pageAfterStatement,
+                                           [key.feed.tenantID, key.feed.key, key.limit + 1, cursor.micros, cursor.id])
+            } else {
+                try await connection.query(FeedStore.firstPageStatement, [key.feed.tenantID, key.feed.key, key.limit + 1])
+            }
         }
         guard let first = rows.first else { return .noSuchFeed }
         let version: Int64 = try first.decode("version")
@@ -145,7 +165,7 @@ public struct FeedStore: Sendable {
     }
 
     private static func notify(_ notice: String, on connection: PostgresConnection) async throws {
-        _ = try await connection.query("SELECT pg_notify($1, $2)", [channel, notice])
+        _ = try await connection.query(FeedStore.notifyStatement, [channel, notice])
     }
 
     static func item(_ row: PostgresRow) throws -> FeedItem {

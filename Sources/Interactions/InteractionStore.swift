@@ -28,12 +28,37 @@ public struct InteractionStore: Sendable {
     /// The interaction if `principal` may see it (agents see all of their tenant's, customers their own), with the
     /// unread count and the other side's read position as `principal` sees them.
     public func find(_ id: UUID, for principal: Principal, on connection: PostgresConnection) async throws -> Interaction? {
-        let rows = try await connection.query("""
-            SELECT \(InteractionStore.view(side: "$4::text", reader: "$5::text")) FROM interactions i
-            WHERE i.id = $1::uuid AND i.tenant_id = $2::uuid AND ($3::text IS NULL OR i.customer_id = $3)
-            """, [id, principal.tenantID, InteractionStore.customerScope(principal)] + InteractionStore.perspective(principal))
+        let rows = try await connection.query(InteractionStore.findStatement,
+                                              [id, principal.tenantID, InteractionStore.customerScope(principal)]
+                                                  + InteractionStore.perspective(principal))
         return try rows.first.map(InteractionStore.interaction)
     }
+
+    /// One interaction by id (`$1`) within tenant `$2`, limited to customer `$3` when not null, as side `$4` reading
+    /// as `$5` sees it. Prepared, as are the writers' statements below: every call of a hot path would otherwise
+    /// be parsed and planned again (each is a probe of a primary key, so one plan serves every value).
+    static let findStatement = PreparedStatement("""
+        SELECT \(InteractionStore.view(side: "$4::text", reader: "$5::text")) FROM interactions i
+        WHERE i.id = $1::uuid AND i.tenant_id = $2::uuid AND ($3::text IS NULL OR i.customer_id = $3)
+        """)
+
+    /// Locks interaction `$1` of tenant `$2` (of customer `$3` when not null) and reads what a writer needs.
+    static let lockStatement = PreparedStatement("""
+        SELECT state, assigned_agent_id, last_seq FROM interactions
+        WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
+        FOR UPDATE
+        """)
+
+    /// Appends an event of kind `$2` with payload `$3` to interaction `$1`'s log under its next `seq`.
+    static let appendStatement = PreparedStatement("""
+        WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = $1::uuid RETURNING last_seq)
+        INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+        SELECT $1::uuid, last_seq, $2, $3::jsonb FROM next
+        RETURNING seq, created_at
+        """)
+
+    /// Sends notice `$2` on channel `$1` (delivered at commit).
+    static let notifyStatement = PreparedStatement("SELECT pg_notify($1, $2)")
 
     /// What a writer needs to know of an interaction it holds locked.
     public struct Locked: Sendable, Equatable {
@@ -48,11 +73,8 @@ public struct InteractionStore: Sendable {
     /// Locks the interaction's row for the rest of the transaction, if `principal` may see it. Every writer takes
     /// this lock before appending to the log, so state checks made under it hold until commit.
     public func lock(_ id: UUID, for principal: Principal, on connection: PostgresConnection) async throws -> Locked? {
-        let rows = try await connection.query("""
-            SELECT state, assigned_agent_id, last_seq FROM interactions
-            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
-            FOR UPDATE
-            """, [id, principal.tenantID, InteractionStore.customerScope(principal)])
+        let rows = try await connection.query(InteractionStore.lockStatement,
+                                              [id, principal.tenantID, InteractionStore.customerScope(principal)])
         guard let row = rows.first else { return nil }
         return Locked(state: InteractionState(rawValue: try row.decode("state")) ?? .failed,
                       assignedAgentID: try row.decode("assigned_agent_id"), lastSeq: try row.decode("last_seq"))
@@ -172,12 +194,7 @@ public struct InteractionStore: Sendable {
     private func append(_ kind: Kind, json: String, to id: UUID,
                         on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
         // The next id of this interaction's log, taken under its row lock (held to commit): no gaps, commit order.
-        let rows = try await connection.query("""
-            WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = $1::uuid RETURNING last_seq)
-            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
-            SELECT $1::uuid, last_seq, $2, $3::jsonb FROM next
-            RETURNING seq, created_at
-            """, [id, kind.rawValue, json])
+        let rows = try await connection.query(InteractionStore.appendStatement, [id, kind.rawValue, json])
         let seq: Int64 = try rows[0].decode("seq")
         try await announce(.stored(id, seq: seq), on: connection)
         return (seq, try rows[0].decode("created_at"))
@@ -191,7 +208,7 @@ public struct InteractionStore: Sendable {
 
     /// Sends `notice` on the channel; delivered when the connection's transaction commits.
     private func announce(_ notice: InteractionNotice, on connection: PostgresConnection) async throws {
-        _ = try await connection.query("SELECT pg_notify($1, $2)", [InteractionStore.channel, notice.payload])
+        _ = try await connection.query(InteractionStore.notifyStatement, [InteractionStore.channel, notice.payload])
     }
 
     /// Customers are limited to their own interactions; agents (and the tenant's backend) see all.

@@ -43,27 +43,15 @@ struct WebhookOutboxPlanTests {
             // The plan for these values, and the generic plan a prepared statement settles on after five runs.
             for mode in ["force_custom_plan", "force_generic_plan"] {
                 _ = try await connection.query("SELECT set_config('plan_cache_mode', $1, false)", [mode])
-                let record = try await plan(of: WebhookOutbox.recordStatement.sql, types: "jsonb", arguments: [batch],
-                                            on: connection)
+                let record = try await queryPlan(of: WebhookOutbox.recordStatement.sql, types: "jsonb",
+                                                 arguments: [batch], on: connection)
                 #expect(!record.contains("Seq Scan"), "\(mode): the attempt record scans a table:\n\(record)")
-                let claim = try await plan(of: WebhookOutbox.claimStatement.sql, types: "int, bigint, uuid",
-                                           arguments: ["16", "60000", UUID().uuidString], on: connection)
+                let claim = try await queryPlan(of: WebhookOutbox.claimStatement.sql, types: "int, bigint, uuid",
+                                                arguments: ["16", "60000", UUID().uuidString], on: connection)
                 #expect(!claim.contains("Seq Scan on webhook_messages"), "\(mode): the claim scans the outbox:\n\(claim)")
             }
         }
         await pool.close()
         await app.stop()
-    }
-
-    /// The plan Postgres runs for `sql` prepared with parameter `types` and executed with `arguments` (written as
-    /// literals: EXPLAIN EXECUTE takes no bound parameters; they are the test's own values).
-    private func plan(of sql: String, types: String, arguments: [String], on connection: PostgresConnection)
-        async throws -> String {
-        _ = try await connection.query("PREPARE plan_probe (\(types)) AS \(sql)")
-        let literals = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
-        let rows = try await connection.query("EXPLAIN EXECUTE plan_probe (\(literals))")
-        let lines = try rows.map { try $0.decode(#""QUERY PLAN""#, as: String.self) }
-        _ = try await connection.query("DEALLOCATE plan_probe")
-        return lines.joined(separator: "\n")
     }
 }
