@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
-        .testTarget(name: "InteractionsTests", dependencies: ["Interactions"], swiftSettings: strict),
+        .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient"], swiftSettings: strict),

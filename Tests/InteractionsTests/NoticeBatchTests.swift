@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Interactions
 
 /// A run of notices dispatched together must give every interaction's subscribers exactly what dispatching the
@@ -39,6 +40,7 @@ struct NoticeBatchTests {
     @Test(arguments: [1, 2, 3, 42, 2026] as [UInt64])
     func aRunPublishesWhatNoticeByNoticeDispatchPublishes(seed: UInt64) {
         var random = SplitMix64(seed: seed)
+        func below(_ bound: Int) -> Int { Int(random.next() % UInt64(max(bound, 1))) }
         let ids = (0 ..< 4).map { _ in UUID() }
         for _ in 0 ..< 200 {
             // Each interaction's log: 1 ... last; marks as an earlier run may have left them.
@@ -46,15 +48,15 @@ struct NoticeBatchTests {
             var marks: [UUID: Int64] = [:]
             var notices: [InteractionNotice] = []
             for id in ids {
-                last[id] = Int64(random.next(upTo: 12))
-                if random.next(upTo: 2) == 0, let top = last[id], top > 0 { marks[id] = Int64(random.next(upTo: Int(top))) }
+                last[id] = Int64(below(12))
+                if below(2) == 0, let top = last[id], top > 0 { marks[id] = Int64(below(Int(top))) }
             }
-            for _ in 0 ..< random.next(upTo: 10) {
-                let id = ids[random.next(upTo: ids.count)]
-                if random.next(upTo: 3) == 0 || (last[id] ?? 0) == 0 {
-                    notices.append(.typing(id, isTyping: random.next(upTo: 2) == 0, role: "customer", user: "u"))
+            for _ in 0 ..< below(10) {
+                let id = ids[below(ids.count)]
+                if below(3) == 0 || (last[id] ?? 0) == 0 {
+                    notices.append(.typing(id, isTyping: below(2) == 0, role: "customer", user: "u"))
                 } else {
-                    notices.append(.stored(id, seq: Int64(1 + random.next(upTo: Int(last[id] ?? 1)))))
+                    notices.append(.stored(id, seq: Int64(1 + below(Int(last[id] ?? 1)))))
                 }
             }
             func log(_ id: UUID, after: Int64, through: Int64) -> [InteractionStreamEvent] {
@@ -92,22 +94,4 @@ struct NoticeBatchTests {
             }
         }
     }
-}
-
-/// A small seeded generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in 0 ..< bound.
-    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 }

@@ -8,13 +8,50 @@ import Webhooks
 import Glibc
 #endif
 
+/// Lets at most `limit` callers in at a time; the others wait in order.
+actor ChurnGate {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { free = limit }
+
+    func enter() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+}
+
 /// A database of its own for one test: created empty, migrated by the app, dropped afterwards.
 /// Per-test databases keep parallel tests apart, including in `pg_stat_statements` (counted per database).
 struct TestDatabase: Sendable {
     let name: String
     let url: String
 
+    /// At most four databases are created or dropped at a time. The suite starts a hundred tests at once, and
+    /// a storm of CREATE and DROP DATABASE (each drop forces a checkpoint) held other tests' connections past
+    /// their timeouts.
+    private static let churn = ChurnGate(limit: 4)
+
     static func create() async throws -> TestDatabase {
+        await churn.enter()
+        do {
+            let database = try await createNow()
+            await churn.leave()
+            return database
+        } catch {
+            await churn.leave()
+            throw error
+        }
+    }
+
+    private static func createNow() async throws -> TestDatabase {
         let name = "sb_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         let admin = PostgresPool(configuration: PostgresConfiguration(connectionString: TestEnvironment.databaseURL),
                                  maxConnections: 1)
@@ -28,6 +65,12 @@ struct TestDatabase: Sendable {
     }
 
     func drop() async {
+        await Self.churn.enter()
+        await dropNow()
+        await Self.churn.leave()
+    }
+
+    private func dropNow() async {
         let admin = PostgresPool(configuration: PostgresConfiguration(connectionString: TestEnvironment.databaseURL),
                                  maxConnections: 1)
         _ = try? await admin.withConnection { try await $0.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
