@@ -3,6 +3,9 @@
 # baseline's direct route and against the same number of bytes served from memory by raw C (`/page`), and cold reads
 # (FEED_CACHE=0: one Postgres query per request, still deduplicated) with their p50/p99 latency. Target: hot >= 0.60
 # of C /direct, measured in the same run; the same-bytes ratio is reported against its 0.90 goal.
+# Then the database path with nothing shared: cold reads of a different feed each time (random among
+# BENCH_FEED_DISTINCT feeds of 20 items, default 5,000), with Switchboard's and Postgres's CPU per request
+# (process CPU time / requests; the goal for Switchboard is 60 µs).
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_FEED_TARGET_RATIO (default 0.60)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -20,15 +23,19 @@ bench_pick_port c_port "${BENCH_C_PORT:-18090}"
 bench_pick_port page_port $((c_port + 1))
 bench_pick_port hot_port 18290
 bench_pick_port cold_port 18291
-common=(HOST=127.0.0.1 DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN)
+# No stream listener: by default it takes PORT + 1, which is the next server's port here.
+common=(HOST=127.0.0.1 STREAM_PORT=off DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN)
 bench_start_server c-baseline "http://127.0.0.1:$c_port/direct" -- env PORT="$c_port" HOST=127.0.0.1 "$BENCH_C_BIN"
 bench_start_server switchboard-hot "http://127.0.0.1:$hot_port/readyz" -- env PORT="$hot_port" "${common[@]}" "$SB_BIN"
 bench_start_server switchboard-cold "http://127.0.0.1:$cold_port/readyz" -- env PORT="$cold_port" FEED_CACHE=0 "${common[@]}" "$SB_BIN"
+cold_pid=${BENCH_PIDS[-1]}
 
 # A tenant, a customer session, and a feed of 20 items (one page at the default limit).
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-api_key=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" \
-    -H 'Content-Type: application/json' -d '{"name":"bench"}' | json api_key)
+tenant=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" \
+    -H 'Content-Type: application/json' -d '{"name":"bench"}')
+api_key=$(echo "$tenant" | json api_key)
+tenant_id=$(echo "$tenant" | json id)
 token=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/sessions" -H "Authorization: Bearer $api_key" \
     -H 'Content-Type: application/json' -d '{"user_id":"bench","role":"customer"}' | json token)
 for i in $(seq 1 20); do
@@ -71,6 +78,48 @@ if [ "${ERR[hot]}" -gt 0 ] || [ "${ERR[cold]}" -gt 0 ]; then
 elif ! bench_ge "$ratio" "$TARGET_RATIO"; then
     verdict=FAIL; reason="hot feed / C direct = $ratio < $TARGET_RATIO"
 fi
+# The database path with nothing shared: a different feed for (almost) every request.
+DISTINCT=${BENCH_FEED_DISTINCT:-5000}
+psql "$DATABASE_URL" -q -v tenant="$tenant_id" -v feeds="$DISTINCT" <<'SQL'
+INSERT INTO feeds (tenant_id, key) SELECT :'tenant'::uuid, 'd' || n FROM generate_series(1, :feeds) AS n;
+INSERT INTO feed_items (feed_id, title, body, url, published_at)
+SELECT f.id, 'Item ' || k, 'Body of item ' || k || ', long enough to look like a real teaser line.',
+       'https://example.com/' || k, now() - k * interval '1 minute'
+FROM feeds f, generate_series(1, 20) AS k WHERE f.tenant_id = :'tenant'::uuid AND f.key LIKE 'd%';
+ANALYZE feeds;
+ANALYZE feed_items;
+SQL
+distinct_script="$BENCH_OUT/raw/feeds-distinct.lua"
+cat >"$distinct_script" <<'LUA'
+local feeds = tonumber(os.getenv("BENCH_FEEDS"))
+local auth = os.getenv("BENCH_AUTH")
+math.randomseed(os.time())
+request = function()
+    return wrk.format("GET", "/v1/feeds/d" .. math.random(1, feeds), { ["Authorization"] = auth })
+end
+LUA
+distinct_run() { # SECONDS OUT
+    BENCH_FEEDS=$DISTINCT BENCH_AUTH="Bearer $token" bench_run wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNECTIONS" \
+        -d"${1}s" --latency -s "$distinct_script" "http://127.0.0.1:$cold_port" >"$2" 2>&1 \
+        || { cat "$2" >&2; bench_die "wrk failed against the distinct feeds"; }
+}
+distinct_run "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/feeds-distinct-warmup.txt"
+distinct_rps=() distinct_sb=() distinct_pg=()
+for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+    raw="$BENCH_OUT/raw/feeds-distinct-r$r.txt"
+    sb_before=$(bench_pid_cpu_ms "$cold_pid") pg_before=$(bench_cpu_ms postgres)
+    distinct_run "$BENCH_SECONDS" "$raw"
+    sb_ms=$(( $(bench_pid_cpu_ms "$cold_pid") - sb_before )) pg_ms=$(( $(bench_cpu_ms postgres) - pg_before ))
+    read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
+    requests=$(awk '/requests in/ { print $1 }' "$raw")
+    RPS[distinct:$r]=$rps P50[distinct:$r]=$p50 P99[distinct:$r]=$p99 NON2XX[distinct:$r]=$non2xx
+    distinct_sb+=($(( sb_ms * 1000 / requests ))) distinct_pg+=($(( pg_ms * 1000 / requests )))
+    bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms  CPU/request: Switchboard %s µs, Postgres %s µs' \
+        "cold, distinct feeds" "$rps" "$p50" "$p99" "${distinct_sb[-1]}" "${distinct_pg[-1]}")"
+done
+bench_summarize_rounds distinct
+sb_us=$(bench_median "${distinct_sb[@]}") pg_us=$(bench_median "${distinct_pg[@]}")
+[ "${ERR[distinct]}" -eq 0 ] || { verdict=FAIL; reason="$reason; non-2xx answers on distinct feeds: ${ERR[distinct]}"; }
 {
     echo
     echo "Feed reads: wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${BENCH_SECONDS}s, $BENCH_ROUNDS interleaved rounds, medians; page of 20 items ($bytes bytes)"
@@ -79,6 +128,8 @@ fi
         k=${keys[$i]}
         printf '%-24s %10s %9s %9s %8s\n' "${labels[$i]}" "${MED[$k]}" "${MP50[$k]}" "${MP99[$k]}" "${ERR[$k]}"
     done
+    printf '%-24s %10s %9s %9s %8s\n' "cold, distinct feeds" "${MED[distinct]}" "${MP50[distinct]}" "${MP99[distinct]}" "${ERR[distinct]}"
+    echo "cold, distinct feeds ($DISTINCT): CPU per request, medians of the rounds: Switchboard $sb_us µs (goal <= 60), Postgres $pg_us µs"
     echo "hot feed / C direct: $ratio (target >= $TARGET_RATIO)"
     echo "hot feed / C same bytes: $same_bytes (goal >= 0.90)"
     echo "$verdict: $reason"
@@ -95,6 +146,9 @@ fi
         k=${keys[$i]}
         echo "| ${labels[$i]} | ${MED[$k]} | ${MP50[$k]} | ${MP99[$k]} | ${ERR[$k]} |"
     done
+    echo "| Switchboard cold, a different feed each request (random among $DISTINCT) | ${MED[distinct]} | ${MP50[distinct]} | ${MP99[distinct]} | ${ERR[distinct]} |"
+    echo
+    echo "Cold reads of distinct feeds, CPU per request (medians of the rounds): Switchboard **$sb_us µs** (goal ≤ 60), Postgres $pg_us µs."
     echo
     echo "Hot feed / C with the same bytes from memory: **$same_bytes** (goal ≥ 0.90)."
     echo

@@ -40,10 +40,10 @@ bench_pick_port sb_log_port "$((sb_port + 1))"
 bench_start_server c-baseline "http://127.0.0.1:$c_port/direct" -- \
     env PORT="$c_port" HOST=127.0.0.1 THREADS="$C_THREADS" "$BENCH_C_BIN"
 bench_start_server switchboard "http://127.0.0.1:$sb_port/healthz" -- \
-    env PORT="$sb_port" HOST=127.0.0.1 DATABASE_URL="${DATABASE_URL:-}" LOG_LEVEL=error "$SB_BIN"
+    env PORT="$sb_port" STREAM_PORT=off HOST=127.0.0.1 DATABASE_URL="${DATABASE_URL:-}" LOG_LEVEL=error "$SB_BIN"
 # The same with its JSON access log on (one line per request, to a log file), as deployed.
 bench_start_server switchboard-logging "http://127.0.0.1:$sb_log_port/healthz" -- \
-    env PORT="$sb_log_port" HOST=127.0.0.1 DATABASE_URL="${DATABASE_URL:-}" LOG_LEVEL=info "$SB_BIN"
+    env PORT="$sb_log_port" STREAM_PORT=off HOST=127.0.0.1 DATABASE_URL="${DATABASE_URL:-}" LOG_LEVEL=info "$SB_BIN"
 
 keys=(c-direct c-async switchboard switchboard-logging)
 labels=("C /direct" "C /async" "Switchboard /healthz" "Switchboard, access log on")

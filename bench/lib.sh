@@ -162,8 +162,12 @@ bench_start_server() {
         fi
         sleep 0.2
     done
-    # The answer must come from our process, not from something else already on the port.
-    kill -0 "$pid" 2>/dev/null || bench_die "$name exited right after answering (port taken by another server?)"
+    # The answer must come from our process, not from something else already on the port: a server that could not
+    # listen exits at once, so it is checked again a moment later (a Switchboard's stream listener on PORT + 1 once
+    # answered for a second Switchboard that had failed to start there).
+    sleep 0.5
+    kill -0 "$pid" 2>/dev/null || { tail -n 5 "$log" >&2 || true
+        bench_die "$name exited right after something answered on its port (taken by another server?)"; }
     bench_log "$name ready (pid $pid): $url"
 }
 
@@ -266,6 +270,12 @@ bench_cpu_ms() {
             total += f[12] + f[13] + f[14] + f[15]
         }
         END { printf "%d\n", total * 1000 / tick }'
+}
+
+# bench_pid_cpu_ms PID: CPU time in milliseconds (user + system) process PID has spent so far.
+bench_pid_cpu_ms() {
+    awk -v tick="$(getconf CLK_TCK)" '{ line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
+        printf "%d\n", (f[12] + f[13]) * 1000 / tick }' "/proc/$1/stat"
 }
 
 # bench_ratio A B: A/B with two decimals ("n/a" when B is 0).
