@@ -15,7 +15,8 @@ struct CancellationTests {
         let cancelledAt = clock.now
         query.cancel()
         let outcome = await query.result
-        #expect(clock.now - cancelledAt < .seconds(1))
+        // Well before the 30 s the query would take (the bound allows for a suite saturating the machine).
+        #expect(clock.now - cancelledAt < .seconds(10))
         #expect(throws: CancellationError.self) { try outcome.get() }
 
         let active = try await TestDatabase.withConnection { observer in
@@ -64,7 +65,7 @@ struct CancellationTests {
             let start = clock.now
             query.cancel()
             await #expect(throws: CancellationError.self) { try await query.value }
-            #expect(clock.now - start < .seconds(2))
+            #expect(clock.now - start < .seconds(5), "well before the 10 s the query would take")
             #expect(try await connection.query("SELECT $1::int AS n", [round])[0].decode("n", as: Int.self) == round)
         }
     }
