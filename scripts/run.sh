@@ -12,8 +12,9 @@ scripts/ensure-deps.sh
 # SWITCHBOARD_BINARY (the tests' hook) serves an already built binary instead of building the release one.
 binary=${SWITCHBOARD_BINARY:-}
 if [ -z "$binary" ]; then
-    # shellcheck disable=SC2086 # SWIFT_BUILD_FLAGS is a list of flags
-    "$SWIFT" build -c release ${SWIFT_BUILD_FLAGS:-}
+    # shellcheck disable=SC2086 # SWIFT_BUILD_FLAGS is a list of flags; unset, the runtime is linked in statically
+    # as the Makefile does (set it empty for a dynamically linked build)
+    "$SWIFT" build -c release ${SWIFT_BUILD_FLAGS---static-swift-stdlib}
     binary=$PWD/.build/release/switchboard
 fi
 
