@@ -42,9 +42,6 @@ public struct FeedStore: Sendable {
         """
     }
 
-    /// Sends notice `$2` on channel `$1` (delivered at commit).
-    static let notifyStatement = PreparedStatement("SELECT pg_notify($1, $2)")
-
     /// Loads one page: the feed's version and up to `limit` items after `cursor`, newest first, plus one more
     /// to tell whether there are more. Nil when the tenant has no such feed.
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
@@ -165,7 +162,7 @@ public struct FeedStore: Sendable {
     }
 
     private static func notify(_ notice: String, on connection: PostgresConnection) async throws {
-        _ = try await connection.query(FeedStore.notifyStatement, [channel, notice])
+        try await connection.notify(channel: channel, payload: notice)
     }
 
     static func item(_ row: PostgresRow) throws -> FeedItem {

@@ -29,10 +29,9 @@ public struct InteractionStreamEvent: Sendable, Equatable {
 struct InteractionEventLog: Sendable {
     let pool: PostgresPool
 
-    /// Stored events of `id` after `seq` (and up to `through`, when given), in order.
-    /// With `after` nil: the last event only.
-    func events(of id: UUID, after seq: Int64?, through last: Int64? = nil) async throws -> [InteractionStreamEvent] {
-        try await events(in: [Range(id: id, after: seq, through: last)])[id] ?? []
+    /// Stored events of `id` after `seq`, in order. With `after` nil: the last event only.
+    func events(of id: UUID, after seq: Int64?) async throws -> [InteractionStreamEvent] {
+        try await events(in: [Range(id: id, after: seq, through: nil)])[id] ?? []
     }
 
     /// One interaction's part of a batched read: its events after `after` (nil: its latest event only) and up to
@@ -44,7 +43,7 @@ struct InteractionEventLog: Sendable {
     }
 
     /// The events of many interactions in one query (live dispatch of a run of notices, catch-up after missed
-    /// ones): for each range, what ``events(of:after:through:)`` returns for it, by interaction, in `seq` order.
+    /// ones): for each range, its events after `after` up to `through`, by interaction, in `seq` order.
     /// Interactions are matched by id alone, as the single read does: the ids come from this service's own notices
     /// and subscriptions, which were authorized when they were made.
     func events(in ranges: [Range]) async throws -> [UUID: [InteractionStreamEvent]] {
@@ -77,11 +76,6 @@ struct InteractionEventLog: Sendable {
                                                                   terminal: try row.decode("terminal")))
         }
         return events
-    }
-
-    /// The last event of `id`'s log, if it has any.
-    func latest(of id: UUID) async throws -> InteractionStreamEvent? {
-        try await events(of: id, after: nil).last
     }
 
     /// The interaction's current state as one `state` event, with the log's latest `seq` (read together).

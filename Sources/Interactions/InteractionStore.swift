@@ -57,9 +57,6 @@ public struct InteractionStore: Sendable {
         RETURNING seq, created_at
         """)
 
-    /// Sends notice `$2` on channel `$1` (delivered at commit).
-    static let notifyStatement = PreparedStatement("SELECT pg_notify($1, $2)")
-
     /// What a writer needs to know of an interaction it holds locked.
     public struct Locked: Sendable, Equatable {
         /// Its state when locked (no one else can change it until the transaction ends).
@@ -208,7 +205,7 @@ public struct InteractionStore: Sendable {
 
     /// Sends `notice` on the channel; delivered when the connection's transaction commits.
     private func announce(_ notice: InteractionNotice, on connection: PostgresConnection) async throws {
-        _ = try await connection.query(InteractionStore.notifyStatement, [InteractionStore.channel, notice.payload])
+        try await connection.notify(channel: InteractionStore.channel, payload: notice.payload)
     }
 
     /// Customers are limited to their own interactions; agents (and the tenant's backend) see all.

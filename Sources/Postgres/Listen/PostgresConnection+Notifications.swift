@@ -26,15 +26,18 @@ extension PostgresConnection {
         }
     }
 
-    /// Sends `payload` on `channel` with `SELECT pg_notify($1, $2)`.
+    /// Sends `payload` on `channel` with `SELECT pg_notify($1, $2)`, prepared on the connection the first time (writers
+    /// send one with every change, so it is not parsed and planned again each time).
     ///
     /// Inside a transaction the notification is delivered only if and when it commits; identical channel and
     /// payload pairs within one transaction are delivered once. `channel` must be a valid listener channel name
     /// (`.misuse` otherwise); the payload is bound, never spliced, and the server rejects one over 8,000 bytes.
     public func notify(channel: String, payload: String) async throws {
         try ChannelName.validate(channel)
-        _ = try await query("SELECT pg_notify($1, $2)", [channel, payload])
+        _ = try await query(Self.notifyStatement, [channel, payload])
     }
+
+    private static let notifyStatement = PreparedStatement("SELECT pg_notify($1, $2)")
 
     /// Reads until `PQnotifies` yields something; runs while holding the `.busy` state.
     private func receiveNotifications() async throws -> [PostgresNotification] {
