@@ -101,6 +101,30 @@ static int scan_post(conn_t *c, double t, int *failed) {
     return 1;
 }
 
+/* Reads whatever the ready connections have (waiting up to timeout_ms): stream events are scanned for markers,
+ * POST responses matched to their messages; a stream the server ends is closed and counted. */
+static void pump(conn_t *conns, int ep, int timeout_ms, int *failed) {
+    struct epoll_event evs[512];
+    int m = epoll_wait(ep, evs, 512, timeout_ms);
+    for (int j = 0; j < m; j++) {
+        conn_t *c = &conns[evs[j].data.u32];
+        ssize_t r;
+        while ((r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len - 1)) > 0) {
+            c->len += r;
+            double at = now_ms();
+            if (c->kind == KIND_STREAM) scan_stream(c, at);
+            else while (scan_post(c, at, failed)) {}
+        }
+        if (r == 0 && c->kind == KIND_STREAM) {
+            c->buf[c->len] = 0;
+            fprintf(stderr, "stream %d (replica %d) closed; last bytes: %s\n", evs[j].data.u32, c->replica, c->buf);
+            epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+            close(c->fd);
+            closed++;
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 11) { fprintf(stderr, "usage: see source\n"); return 2; }
     const char *host = argv[1], *token = argv[6];
@@ -130,7 +154,6 @@ int main(int argc, char **argv) {
     int nconn = nids * 2 + inflight;
     conn_t *conns = calloc(nconn, sizeof *conns);
     int ep = epoll_create1(0);
-    struct epoll_event evs[512];
     int streams = 0;
     for (int i = 0; i < nids; i++) {
         for (int r = 0; r < 2; r++) {
@@ -159,17 +182,9 @@ int main(int argc, char **argv) {
     int failed = 0, ready = 0;
     double deadline = now_ms() + 60000;
     while (ready < streams && now_ms() < deadline) {
-        int m = epoll_wait(ep, evs, 512, 100);
-        for (int j = 0; j < m; j++) {
-            conn_t *c = &conns[evs[j].data.u32];
-            ssize_t r;
-            while ((r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len - 1)) > 0) {
-                c->len += r;
-                int was = c->ready;
-                if (c->kind == KIND_STREAM) scan_stream(c, now_ms());
-                if (!was && c->ready) ready++;
-            }
-        }
+        pump(conns, ep, 100, &failed);
+        ready = 0;
+        for (int i = 0; i < streams; i++) ready += conns[i].ready;
     }
     printf("READY %d\n", ready);
     fflush(stdout);
@@ -206,27 +221,8 @@ int main(int argc, char **argv) {
                 if (!missing || t >= drain_until) break;
             } else if (t >= drain_until) break;
         }
-        int m = epoll_wait(ep, evs, 512, 1);
-        for (int j = 0; j < m; j++) {
-            conn_t *c = &conns[evs[j].data.u32];
-            ssize_t r;
-            while ((r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len - 1)) > 0) {
-                c->len += r;
-                double at = now_ms();
-                if (c->kind == KIND_STREAM) scan_stream(c, at);
-                else while (scan_post(c, at, &failed)) {}
-            }
-            if (r == 0 && c->kind == KIND_STREAM) {
-                c->buf[c->len] = 0;
-                fprintf(stderr, "stream %d (replica %d) closed; last bytes: %s\n", evs[j].data.u32, c->replica, c->buf);
-                epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
-                close(c->fd);
-                closed++;
-            }
-        }
+        pump(conns, ep, 1, &failed);
     }
-    double elapsed = (now_ms() - start) / 1000;
-    (void)elapsed;
     double *post = calloc(nmsg, sizeof(double)), *same = calloc(nmsg, sizeof(double)), *other = calloc(nmsg, sizeof(double));
     int np = 0, ns = 0, no = 0, acked = 0, lost = 0, dup = 0;
     double last_sent = start;
