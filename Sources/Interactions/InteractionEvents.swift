@@ -134,8 +134,7 @@ public final class InteractionEvents: Service {
     /// with its typing between them, exactly as notice by notice. Call from ONE task (ordering).
     public func handle(notices: [String]) async {
         let batch = NoticeBatch(notices: notices)
-        for start in stride(from: 0, to: batch.interactions.count, by: Self.readLimit) {
-            let ids = Array(batch.interactions[start ..< min(start + Self.readLimit, batch.interactions.count)])
+        for ids in Self.reads(of: batch.interactions) {
             guard let stored = await read(ids, ranges: { id, mark in
                 // Only up to the notices' own events: later ones come with their notices, in commit order, so a
                 // typing notice between two commits reaches subscribers between their events (and not after the
@@ -153,9 +152,7 @@ public final class InteractionEvents: Service {
     /// dispatcher has no mark for yet, its latest event: a stream behind it fills the hole from the log), with one
     /// log read per ``readLimit`` interactions.
     public func catchUp() async {
-        let followed = hub.keys
-        for start in stride(from: 0, to: followed.count, by: Self.readLimit) {
-            let ids = Array(followed[start ..< min(start + Self.readLimit, followed.count)])
+        for ids in Self.reads(of: hub.keys) {
             guard let stored = await read(ids, ranges: { id, mark in
                 InteractionEventLog.Range(id: id, after: mark, through: nil)
             }) else { continue }
@@ -166,6 +163,11 @@ public final class InteractionEvents: Service {
     /// Most interactions one live-dispatch read covers.
     static let readLimit = 500
 
+    /// `ids` in groups of at most ``readLimit``, one log read each.
+    private static func reads(of ids: [UUID]) -> [[UUID]] {
+        stride(from: 0, to: ids.count, by: readLimit).map { Array(ids[$0 ..< min($0 + readLimit, ids.count)]) }
+    }
+
     /// One log read for the followed ones among `ids` (`ranges` says what to read for each, given the dispatcher's
     /// mark; nil: nothing), retried with backoff while it fails and any of them is followed: a dropped read could
     /// hold an interaction's final event, and its streams would then never end. Nil when none is followed any more
@@ -174,11 +176,16 @@ public final class InteractionEvents: Service {
         -> [UUID: [InteractionStreamEvent]]? {
         var delay = Duration.milliseconds(50)
         while true {
-            let unfollowed = ids.filter { hub.subscriberCount(for: $0) == 0 }
-            if !unfollowed.isEmpty { dispatched.withLock { marks in for id in unfollowed { marks.removeValue(forKey: id) } } }
-            guard unfollowed.count < ids.count else { return nil }
-            let marks = dispatched.withLock { $0 }
-            let wanted = ids.filter { hub.subscriberCount(for: $0) > 0 }.compactMap { ranges($0, marks[$0]) }
+            let followed = ids.filter { hub.subscriberCount(for: $0) > 0 }
+            // The marks of these ids only: a copy of all of them would be copied again at the next publish.
+            let marks = dispatched.withLock { marks -> [Int64?] in
+                if followed.count < ids.count {
+                    for id in Set(ids).subtracting(followed) { marks.removeValue(forKey: id) }
+                }
+                return followed.map { marks[$0] }
+            }
+            guard !followed.isEmpty else { return nil }
+            let wanted = zip(followed, marks).compactMap { ranges($0, $1) }
             do {
                 return try await log.events(in: wanted)
             } catch {
