@@ -13,10 +13,7 @@ public struct FeedStore: Sendable {
     /// A store over `pool`.
     public init(pool: PostgresPool) { self.pool = pool }
 
-    private static let itemColumns = """
-        i.id, i.title, i.body, i.url, i.image_url, i.published_at, i.updated_at,
-        (extract(epoch FROM i.published_at) * 1000000)::bigint AS published_micros
-        """
+    private static let itemColumns = "i.id, i.title, i.body, i.url, i.image_url, i.published_at, i.updated_at"
 
     /// The version of feed `$2` of tenant `$1` and its newest `$3` items. Prepared, like the page after a cursor,
     /// and kept apart from it: one statement with an optional cursor would settle on a generic plan that cannot
@@ -43,7 +40,7 @@ public struct FeedStore: Sendable {
     }
 
     /// Loads one page: the feed's version and up to `limit` items after `cursor`, newest first, plus one more
-    /// to tell whether there are more. Nil when the tenant has no such feed.
+    /// to tell whether there are more, written into the response body as the rows are read (`FeedPageBody`).
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
         let rows = try await pool.withConnection { connection in
             if let cursor = key.cursor {
@@ -55,16 +52,7 @@ public struct FeedStore: Sendable {
         }
         guard let first = rows.first else { return .noSuchFeed }
         let version: Int64 = try first.decode("version")
-        var items: [FeedItem] = []
-        var lastCursor: FeedCursor?
-        for row in rows where !row.isNull("id") {
-            if items.count == key.limit { break }
-            let item = try FeedStore.item(row)
-            items.append(item)
-            lastCursor = FeedCursor(micros: try row.decode("published_micros"), id: try row.decode("id"))
-        }
-        let hasMore = rows.filter { !$0.isNull("id") }.count > key.limit
-        let body = try JSON.encode(PageBody(items: items, nextCursor: hasMore ? lastCursor?.encoded : nil, hasMore: hasMore))
+        let body = try FeedPageBody.encode(rows, limit: key.limit)
         let variant = FNV1a.hash("\(key.limit)|\(key.cursor?.encoded ?? "")")
         return .page(FeedPage(body: body, etag: "\"\(version)-\(String(variant, radix: 16))\""))
     }

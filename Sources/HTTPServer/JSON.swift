@@ -33,20 +33,52 @@ public enum JSON {
 public enum RFC3339 {
     /// `2026-11-30T11:42:20.123456Z` (microseconds, UTC).
     public static func string(from date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        string(microsecondsSince1970: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+
+    /// `2026-11-30T11:42:20.123456Z` for an exact count of microseconds since 1970 (UTC).
+    public static func string(microsecondsSince1970 micros: Int64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(27)
+        append(microsecondsSince1970: micros, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the form of `string(microsecondsSince1970:)` to `bytes`, unquoted.
+    public static func append(microsecondsSince1970 micros: Int64, to bytes: inout [UInt8]) {
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
-        let fraction = micros - seconds * 1_000_000
+        let fraction = Int(micros - seconds * 1_000_000)
         var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
-        func pad(_ v: Int32, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1 ..< width { divisor *= 10 }
+            var value = value
+            if value < 0 {
+                bytes.append(UInt8(ascii: "-"))
+                value = -value
+            }
+            while divisor * 10 <= value { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
         }
-        let f = String(fraction)
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))."
-            + String(repeating: "0", count: 6 - f.count) + f + "Z"
+        digits(Int(parts.tm_year) + 1900, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(fraction, 6)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Days in `month` (1–12) of the Gregorian `year`.

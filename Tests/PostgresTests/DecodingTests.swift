@@ -62,6 +62,27 @@ struct DecodingTests {
         }
     }
 
+    /// `PostgresTimestamp` is exact where a `Date` is not: every microsecond from year 1 to 9999, in any session time
+    /// zone, read through a column handle looked up once; infinity does not parse.
+    @Test func exactTimestampsKeepEveryMicrosecond() async throws {
+        try await TestDatabase.withConnection { connection throws in
+            try await connection.execute(script: "SET TIME ZONE 'Asia/Kolkata'")
+            let rows = try await connection.query("""
+                SELECT t, (extract(epoch FROM t) * 1000000)::bigint AS micros
+                FROM unnest(ARRAY['9999-12-31 23:59:59.999999+00', '0001-01-01 00:00:00.000001+00',
+                                  '2043-07-14 04:37:03.865297+00', '1969-12-31 23:59:59.999999+00',
+                                  '1970-01-01 00:00:00+00']::timestamptz[]) AS t
+                """)
+            let t = try rows.column("t"), micros = try rows.column("micros")
+            for row in rows {
+                #expect(try row.decode(t, as: PostgresTimestamp.self).microsecondsSince1970 == row.decode(micros, as: Int64.self))
+            }
+            let infinity = try await connection.query("SELECT 'infinity'::timestamptz AS t")
+            #expect(throws: PostgresError.self) { try infinity[0].decode("t", as: PostgresTimestamp.self) }
+            #expect(throws: PostgresError.self) { try rows.column("missing") }
+        }
+    }
+
     @Test func jsonAndByteaRoundTrip() async throws {
         let document = #"{"a": 1, "b": [true, null, "x\"y"]}"#
         try await TestDatabase.withConnection { connection throws in

@@ -27,6 +27,14 @@ enum TimestampText {
         var scanner = TextScanner(text)
         if scanner.skip("infinity") && scanner.isAtEnd { return .distantFuture }
         if scanner.skip("-infinity") && scanner.isAtEnd { return .distantPast }
+        guard let total = microseconds(text) else { return nil }
+        return Date(timeIntervalSinceReferenceDate: Double(total - referenceOffset) / 1_000_000)
+    }
+
+    /// The exact microseconds since 1970-01-01 UTC of a finite timestamp in the forms `parse` reads; `nil` for
+    /// `±infinity` and for anything malformed.
+    static func microseconds(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var scanner = TextScanner(text)
         guard let year = scanner.number(minDigits: 4, maxDigits: 7), scanner.skip("-"),
               let month = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip("-"),
               let day = scanner.number(minDigits: 2, maxDigits: 2)
@@ -50,8 +58,7 @@ enum TimestampText {
         guard scanner.isAtEnd else { return nil }
         let civil = CivilDate(year: isBC ? 1 - year : year, month: month, day: day)
         guard civil.isValid else { return nil }
-        let total = Int64(civil.daysSinceEpoch) * microsPerDay + seconds * 1_000_000 + micros
-        return Date(timeIntervalSinceReferenceDate: Double(total - referenceOffset) / 1_000_000)
+        return Int64(civil.daysSinceEpoch) * microsPerDay + seconds * 1_000_000 + micros
     }
 
     private static func padded(_ value: Int, _ width: Int) -> String {

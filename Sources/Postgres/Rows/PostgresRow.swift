@@ -21,7 +21,7 @@ public struct PostgresRow: Sendable {
         return result.withField(row: index, column: columnIndex) { $0 == nil }
     }
 
-    private func decode<T: PostgresDecodable>(_ column: Int32, name: String, as type: T.Type) throws(PostgresError) -> T {
+    func decode<T: PostgresDecodable>(_ column: Int32, name: String, as type: T.Type) throws(PostgresError) -> T {
         try result.withField(row: index, column: column) { (text) throws(PostgresError) -> T in
             guard let text else {
                 guard let null = T.postgresNull else {

@@ -1,0 +1,51 @@
+import Foundation
+import HTTPServer
+import Postgres
+
+/// A feed page's JSON body, written straight from the page query's rows: each field's text is escaped into the
+/// body as it arrives from Postgres, with no `FeedItem` decoded and no `JSONEncoder` in between. The bytes are those
+/// of `PageBody<FeedItem>` encoded by `JSON.encode` (keys sorted, `null` for a missing link, RFC 3339 timestamps),
+/// except that times keep every microsecond Postgres stored (a `Date` can round one away).
+enum FeedPageBody {
+    /// The body of the page in `rows`, which the page query read with one item more than `limit` (that item, when
+    /// present, only says that more follow). A feed without items is one row whose item columns are NULL.
+    static func encode(_ rows: PostgresRows, limit: Int) throws -> [UInt8] {
+        let id = try rows.column("id"), title = try rows.column("title"), body = try rows.column("body")
+        let url = try rows.column("url"), imageURL = try rows.column("image_url")
+        let publishedAt = try rows.column("published_at"), updatedAt = try rows.column("updated_at")
+        let itemCount = rows.first.map { $0.withText(id) { $0 == nil } } == false ? rows.count : 0
+        let hasMore = itemCount > limit
+        let shown = min(itemCount, limit)
+        var json = JSONBytes(capacity: 64 + shown * 640)
+        json.raw(#"{"has_more":"#)
+        json.bool(hasMore)
+        json.raw(#","items":["#)
+        var cursor: FeedCursor?
+        for index in 0 ..< shown {
+            let row = rows[index]
+            let published: PostgresTimestamp = try row.decode(publishedAt)
+            json.raw(index == 0 ? #"{"body":"# : #",{"body":"#)
+            row.withText(body) { json.stringOrNull($0) }
+            json.raw(#","id":"#)
+            row.withText(id) { json.stringOrNull($0) }
+            json.raw(#","image_url":"#)
+            row.withText(imageURL) { json.stringOrNull($0) }
+            json.raw(#","published_at":"#)
+            json.timestamp(microsecondsSince1970: published.microsecondsSince1970)
+            json.raw(#","title":"#)
+            row.withText(title) { json.stringOrNull($0) }
+            json.raw(#","updated_at":"#)
+            json.timestamp(microsecondsSince1970: try row.decode(updatedAt, as: PostgresTimestamp.self).microsecondsSince1970)
+            json.raw(#","url":"#)
+            row.withText(url) { json.stringOrNull($0) }
+            json.raw("}")
+            if hasMore && index == shown - 1 {
+                cursor = FeedCursor(micros: published.microsecondsSince1970, id: try row.decode(id, as: UUID.self))
+            }
+        }
+        json.raw(#"],"next_cursor":"#)
+        if let cursor { json.string(cursor.encoded) } else { json.raw("null") }
+        json.raw("}")
+        return json.bytes
+    }
+}
