@@ -6,7 +6,11 @@
 # Then the database path with nothing shared: cold reads of a different feed each time (random among
 # BENCH_FEED_DISTINCT feeds of 20 items, default 5,000), with Switchboard's and Postgres's CPU per request
 # (process CPU time / requests; the goal for Switchboard is 60 µs).
-#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_FEED_TARGET_RATIO (default 0.60)
+# The reference for both is FastAPI + uvicorn (2 workers, uvloop, httptools) + asyncpg serving the same bytes from
+# the same tables (bench/fastapi/app.py; its pinned packages go into bench/.venv from PyPI on first use): hot pages from
+# its memory (goal: Switchboard >= 8x) and one query per request over the same distinct feeds (goal: >= 2x).
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_FEED_TARGET_RATIO (default 0.60); BENCH_FASTAPI=0 skips the
+#   reference (as does a machine without PyPI, with a note)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -48,11 +52,32 @@ bytes=$(curl -sf "http://127.0.0.1:$hot_port/v1/feeds/launch" -H "$auth" | wc -c
 bench_log "feed page: 20 items, $bytes bytes"
 bench_start_server c-page "http://127.0.0.1:$page_port/page" -- env PORT="$page_port" HOST=127.0.0.1 PAGE_BYTES="$bytes" "$BENCH_C_BIN"
 
+# The FastAPI reference, on the same database and tenant.
+fastapi=""
+if [ "${BENCH_FASTAPI:-1}" != 0 ]; then
+    if venv=$("$BENCH_ROOT/bench/fastapi/setup.sh"); then
+        fa_port=""
+        bench_pick_port fa_port 18292
+        bench_start_server fastapi "http://127.0.0.1:$fa_port/hot/feeds/launch" -- env DATABASE_URL="$DATABASE_URL" \
+            BENCH_TENANT="$tenant_id" "$venv/bin/uvicorn" app:app --app-dir "$BENCH_ROOT/bench/fastapi" --workers 2 \
+            --loop uvloop --http httptools --log-level warning --no-access-log --host 127.0.0.1 --port "$fa_port"
+        fa_pid=${BENCH_PIDS[-1]}
+        fastapi="http://127.0.0.1:$fa_port"
+        fa_bytes=$(curl -sf "$fastapi/hot/feeds/launch" | wc -c)
+        [ "$fa_bytes" = "$bytes" ] || bench_die "FastAPI's page is $fa_bytes bytes, Switchboard's $bytes: not the same page"
+    else
+        bench_log "note: the FastAPI reference could not be installed (bench/fastapi/setup.sh); its rows are skipped"
+    fi
+fi
+
 keys=(c-direct c-page hot cold)
 labels=("C /direct" "C /page (same bytes)" "Switchboard hot feed" "Switchboard cold feed")
 urls=("http://127.0.0.1:$c_port/direct" "http://127.0.0.1:$page_port/page" "http://127.0.0.1:$hot_port/v1/feeds/launch"
       "http://127.0.0.1:$cold_port/v1/feeds/launch")
 headers=("" "" "$auth" "$auth")
+if [ -n "$fastapi" ]; then
+    keys+=(fa-hot) labels+=("FastAPI hot (memory)") urls+=("$fastapi/hot/feeds/launch") headers+=("")
+fi
 for i in "${!keys[@]}"; do
     bench_wrk "${urls[$i]}" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/feeds-${keys[$i]}-warmup.txt" "${headers[$i]}"
 done
@@ -93,33 +118,54 @@ distinct_script="$BENCH_OUT/raw/feeds-distinct.lua"
 cat >"$distinct_script" <<'LUA'
 local feeds = tonumber(os.getenv("BENCH_FEEDS"))
 local auth = os.getenv("BENCH_AUTH")
+local prefix = os.getenv("BENCH_PREFIX")
 math.randomseed(os.time())
 request = function()
-    return wrk.format("GET", "/v1/feeds/d" .. math.random(1, feeds), { ["Authorization"] = auth })
+    return wrk.format("GET", prefix .. "d" .. math.random(1, feeds), { ["Authorization"] = auth })
 end
 LUA
-distinct_run() { # SECONDS OUT
-    BENCH_FEEDS=$DISTINCT BENCH_AUTH="Bearer $token" bench_run wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNECTIONS" \
-        -d"${1}s" --latency -s "$distinct_script" "http://127.0.0.1:$cold_port" >"$2" 2>&1 \
-        || { cat "$2" >&2; bench_die "wrk failed against the distinct feeds"; }
+distinct_run() { # BASE-URL PATH-PREFIX SECONDS OUT
+    BENCH_FEEDS=$DISTINCT BENCH_AUTH="Bearer $token" BENCH_PREFIX=$2 bench_run wrk -t"$BENCH_WRK_THREADS" \
+        -c"$BENCH_WRK_CONNECTIONS" -d"${3}s" --latency -s "$distinct_script" "$1" >"$4" 2>&1 \
+        || { cat "$4" >&2; bench_die "wrk failed against the distinct feeds of $1"; }
 }
-distinct_run "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/feeds-distinct-warmup.txt"
-distinct_rps=() distinct_sb=() distinct_pg=()
-for ((r = 1; r <= BENCH_ROUNDS; r++)); do
-    raw="$BENCH_OUT/raw/feeds-distinct-r$r.txt"
-    sb_before=$(bench_pid_cpu_ms "$cold_pid") pg_before=$(bench_cpu_ms postgres)
-    distinct_run "$BENCH_SECONDS" "$raw"
-    sb_ms=$(( $(bench_pid_cpu_ms "$cold_pid") - sb_before )) pg_ms=$(( $(bench_cpu_ms postgres) - pg_before ))
-    read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
-    requests=$(awk '/requests in/ { print $1 }' "$raw")
-    RPS[distinct:$r]=$rps P50[distinct:$r]=$p50 P99[distinct:$r]=$p99 NON2XX[distinct:$r]=$non2xx
-    distinct_sb+=($(( sb_ms * 1000 / requests ))) distinct_pg+=($(( pg_ms * 1000 / requests )))
-    bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms  CPU/request: Switchboard %s µs, Postgres %s µs' \
-        "cold, distinct feeds" "$rps" "$p50" "$p99" "${distinct_sb[-1]}" "${distinct_pg[-1]}")"
+# Who serves the distinct feeds: Switchboard (cache off), and FastAPI when it runs; interleaved round by round.
+d_keys=(distinct) d_bases=("http://127.0.0.1:$cold_port") d_prefixes=(/v1/feeds/) d_labels=("cold, distinct feeds")
+d_cpu=("bench_pid_cpu_ms $cold_pid")
+if [ -n "$fastapi" ]; then
+    d_keys+=(fa-distinct) d_bases+=("$fastapi") d_prefixes+=(/feeds/) d_labels+=("FastAPI, distinct feeds")
+    d_cpu+=("bench_tree_cpu_ms $fa_pid")
+fi
+declare -A DCPU DPG
+for i in "${!d_keys[@]}"; do
+    distinct_run "${d_bases[$i]}" "${d_prefixes[$i]}" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/feeds-${d_keys[$i]}-warmup.txt"
 done
-bench_summarize_rounds distinct
-sb_us=$(bench_median "${distinct_sb[@]}") pg_us=$(bench_median "${distinct_pg[@]}")
+for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+    for i in "${!d_keys[@]}"; do
+        k=${d_keys[$i]}
+        raw="$BENCH_OUT/raw/feeds-$k-r$r.txt"
+        cpu_before=$(${d_cpu[$i]}) pg_before=$(bench_cpu_ms postgres)
+        distinct_run "${d_bases[$i]}" "${d_prefixes[$i]}" "$BENCH_SECONDS" "$raw"
+        cpu_ms=$(( $(${d_cpu[$i]}) - cpu_before )) pg_ms=$(( $(bench_cpu_ms postgres) - pg_before ))
+        read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
+        requests=$(awk '/requests in/ { print $1 }' "$raw")
+        RPS[$k:$r]=$rps P50[$k:$r]=$p50 P99[$k:$r]=$p99 NON2XX[$k:$r]=$non2xx
+        DCPU[$k]+="$(( cpu_ms * 1000 / requests )) " DPG[$k]+="$(( pg_ms * 1000 / requests )) "
+        bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms  CPU/request: server %s µs, Postgres %s µs' \
+            "${d_labels[$i]}" "$rps" "$p50" "$p99" "$(( cpu_ms * 1000 / requests ))" "$(( pg_ms * 1000 / requests ))")"
+    done
+done
+bench_summarize_rounds "${d_keys[@]}"
+# shellcheck disable=SC2086 # the per-round figures are space-separated words
+sb_us=$(bench_median ${DCPU[distinct]}) pg_us=$(bench_median ${DPG[distinct]})
 [ "${ERR[distinct]}" -eq 0 ] || { verdict=FAIL; reason="$reason; non-2xx answers on distinct feeds: ${ERR[distinct]}"; }
+fa_hot_ratio=n/a fa_cold_ratio=n/a fa_us=n/a fa_pg_us=n/a
+if [ -n "$fastapi" ]; then
+    fa_hot_ratio=$(bench_ratio "${MED[hot]}" "${MED[fa-hot]}")
+    fa_cold_ratio=$(bench_ratio "${MED[distinct]}" "${MED[fa-distinct]}")
+    # shellcheck disable=SC2086
+    fa_us=$(bench_median ${DCPU[fa-distinct]}) fa_pg_us=$(bench_median ${DPG[fa-distinct]})
+fi
 {
     echo
     echo "Feed reads: wrk -t$BENCH_WRK_THREADS -c$BENCH_WRK_CONNECTIONS -d${BENCH_SECONDS}s, $BENCH_ROUNDS interleaved rounds, medians; page of 20 items ($bytes bytes)"
@@ -128,8 +174,14 @@ sb_us=$(bench_median "${distinct_sb[@]}") pg_us=$(bench_median "${distinct_pg[@]
         k=${keys[$i]}
         printf '%-24s %10s %9s %9s %8s\n' "${labels[$i]}" "${MED[$k]}" "${MP50[$k]}" "${MP99[$k]}" "${ERR[$k]}"
     done
-    printf '%-24s %10s %9s %9s %8s\n' "cold, distinct feeds" "${MED[distinct]}" "${MP50[distinct]}" "${MP99[distinct]}" "${ERR[distinct]}"
+    for i in "${!d_keys[@]}"; do
+        k=${d_keys[$i]}
+        printf '%-24s %10s %9s %9s %8s\n' "${d_labels[$i]}" "${MED[$k]}" "${MP50[$k]}" "${MP99[$k]}" "${ERR[$k]}"
+    done
     echo "cold, distinct feeds ($DISTINCT): CPU per request, medians of the rounds: Switchboard $sb_us µs (goal <= 60), Postgres $pg_us µs"
+    echo "FastAPI, distinct feeds: CPU per request: FastAPI $fa_us µs, Postgres $fa_pg_us µs"
+    echo "hot feed / FastAPI hot: $fa_hot_ratio (goal >= 8)"
+    echo "cold distinct feeds / FastAPI cold distinct: $fa_cold_ratio (goal >= 2)"
     echo "hot feed / C direct: $ratio (target >= $TARGET_RATIO)"
     echo "hot feed / C same bytes: $same_bytes (goal >= 0.90)"
     echo "$verdict: $reason"
@@ -147,8 +199,11 @@ sb_us=$(bench_median "${distinct_sb[@]}") pg_us=$(bench_median "${distinct_pg[@]
         echo "| ${labels[$i]} | ${MED[$k]} | ${MP50[$k]} | ${MP99[$k]} | ${ERR[$k]} |"
     done
     echo "| Switchboard cold, a different feed each request (random among $DISTINCT) | ${MED[distinct]} | ${MP50[distinct]} | ${MP99[distinct]} | ${ERR[distinct]} |"
+    [ -z "$fastapi" ] || echo "| FastAPI, the same distinct feeds (one query per request) | ${MED[fa-distinct]} | ${MP50[fa-distinct]} | ${MP99[fa-distinct]} | ${ERR[fa-distinct]} |"
     echo
-    echo "Cold reads of distinct feeds, CPU per request (medians of the rounds): Switchboard **$sb_us µs** (goal ≤ 60), Postgres $pg_us µs."
+    echo "Cold reads of distinct feeds, CPU per request (medians of the rounds): Switchboard **$sb_us µs** (goal ≤ 60), Postgres $pg_us µs; FastAPI $fa_us µs, Postgres $fa_pg_us µs."
+    echo
+    echo "Against FastAPI in the same run: hot feed **$fa_hot_ratio×** (goal ≥ 8), cold distinct feeds **$fa_cold_ratio×** (goal ≥ 2)."
     echo
     echo "Hot feed / C with the same bytes from memory: **$same_bytes** (goal ≥ 0.90)."
     echo

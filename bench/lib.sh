@@ -278,6 +278,23 @@ bench_pid_cpu_ms() {
         printf "%d\n", (f[12] + f[13]) * 1000 / tick }' "/proc/$1/stat"
 }
 
+# bench_tree_cpu_ms PID: CPU time in milliseconds (user + system) spent so far by process PID and every live process
+# below it (a uvicorn master and its workers).
+bench_tree_cpu_ms() {
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v tick="$(getconf CLK_TCK)" -v root="$1" '
+        {
+            line = $0; pid = $1; sub(/^.*\) /, "", line); split(line, f, " ")
+            parent[pid] = f[2]; cpu[pid] = f[12] + f[13]
+        }
+        END {
+            for (pid in cpu) {
+                for (p = pid; p != "" && p != 0 && p != root; p = parent[p]) {}
+                if (p == root) total += cpu[pid]
+            }
+            printf "%d\n", total * 1000 / tick
+        }'
+}
+
 # bench_ratio A B: A/B with two decimals ("n/a" when B is 0).
 bench_ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
