@@ -23,7 +23,6 @@ enum FeedPageBody {
         var cursor: FeedCursor?
         for index in 0 ..< shown {
             let row = rows[index]
-            let published: PostgresTimestamp = try row.decode(publishedAt)
             json.raw(index == 0 ? #"{"body":"# : #",{"body":"#)
             row.withText(body) { json.stringOrNull($0) }
             json.raw(#","id":"#)
@@ -31,15 +30,16 @@ enum FeedPageBody {
             json.raw(#","image_url":"#)
             row.withText(imageURL) { json.stringOrNull($0) }
             json.raw(#","published_at":"#)
-            json.timestamp(microsecondsSince1970: published.microsecondsSince1970)
+            try timestamp(row, publishedAt, into: &json)
             json.raw(#","title":"#)
             row.withText(title) { json.stringOrNull($0) }
             json.raw(#","updated_at":"#)
-            json.timestamp(microsecondsSince1970: try row.decode(updatedAt, as: PostgresTimestamp.self).microsecondsSince1970)
+            try timestamp(row, updatedAt, into: &json)
             json.raw(#","url":"#)
             row.withText(url) { json.stringOrNull($0) }
             json.raw("}")
             if hasMore && index == shown - 1 {
+                let published = try row.decode(publishedAt, as: PostgresTimestamp.self)
                 cursor = FeedCursor(micros: published.microsecondsSince1970, id: try row.decode(id, as: UUID.self))
             }
         }
@@ -47,5 +47,16 @@ enum FeedPageBody {
         if let cursor { json.string(cursor.encoded) } else { json.raw("null") }
         json.raw("}")
         return json.bytes
+    }
+
+    /// Writes the row's timestamp as a quoted RFC 3339 string: its text rearranged when it has the usual shape,
+    /// else through its exact microseconds.
+    private static func timestamp(_ row: PostgresRow, _ column: PostgresColumn, into json: inout JSONBytes) throws {
+        var written = false
+        row.withText(column) { text in
+            guard let text else { return }
+            written = PostgresTimestamp.withRFC3339(postgresText: text) { json.quoted($0) }
+        }
+        if !written { json.timestamp(microsecondsSince1970: try row.decode(column, as: PostgresTimestamp.self).microsecondsSince1970) }
     }
 }

@@ -13,10 +13,13 @@ public struct FeedRoutes: Sendable {
         self.guardian = guardian
     }
 
-    /// Adds the routes (and the cached-page fast path) to `router`.
+    /// Adds the routes (and, when pages are cached, the cached-page fast path) to `router`.
     public func register(on router: inout Router) {
         router.get("/v1/feeds/{key}", guardian.require(.anyone, read))
-        router.immediate("GET", "/v1/feeds/{key}", guardian.requireImmediately(.anyone, readFromMemory))
+        // Without a cache every probe would miss, after running the whole middleware chain for nothing.
+        if service.caching {
+            router.immediate("GET", "/v1/feeds/{key}", guardian.requireImmediately(.anyone, readFromMemory))
+        }
         router.post("/v1/feeds/{key}/items", guardian.require([.apiKey, .agent], create))
         router.patch("/v1/feeds/{key}/items/{id}", guardian.require([.apiKey, .agent], update))
         router.delete("/v1/feeds/{key}/items/{id}", guardian.require([.apiKey, .agent], delete))

@@ -19,6 +19,8 @@ public final class FeedService: Sendable {
     /// Whether change notices come back to this process (a listener runs); writes then wait for their echo.
     private let listening: @Sendable () -> Bool
     private let echoTimeout: Duration
+    /// Whether pages are kept in memory; when not, there is nothing for the synchronous fast path to find.
+    public let caching: Bool
 
     /// A service over `store`; `caching: false` keeps dedup but serves every read from Postgres.
     ///
@@ -29,6 +31,7 @@ public final class FeedService: Sendable {
         self.store = store
         self.listening = listening
         self.echoTimeout = echoTimeout
+        self.caching = caching
         self.pages = RequestCoordinator(caching: caching ? .untilInvalidated(maxEntries: maxCachedPages) : .disabled)
         self.maxTrackedPageKeys = 2 * maxCachedPages
     }

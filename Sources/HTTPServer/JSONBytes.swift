@@ -63,6 +63,13 @@ public struct JSONBytes {
         if let utf8 { string(utf8) } else { raw("null") }
     }
 
+    /// Appends `utf8` between quotes, unescaped: for text known to need no escape (a timestamp, an identifier).
+    public mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// Appends a quoted RFC 3339 timestamp (`"2026-11-30T11:42:20.123456Z"`).
     public mutating func timestamp(microsecondsSince1970 micros: Int64) {
         bytes.append(UInt8(ascii: "\""))

@@ -91,12 +91,13 @@ struct FeedPageEncodingTests {
     }
 
     /// Timestamps far from 1970 lose microseconds in a `Date` (a `Double`), so they are checked against their exact
-    /// text instead: the page keeps every microsecond Postgres stored, from year 1 to 9999.
+    /// text instead: the page keeps every microsecond Postgres stored, from year 1 to 9999 and past it.
     @Test func timestampsAtTheEndsOfTheRangeKeepEveryMicrosecond() async throws {
         let database = try await TestDatabase.create()
         let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 1)
         _ = try await Migrator.apply(Migrations.all, pool: pool)
-        let expected = ["9999-12-31T23:59:59.999999Z", "2026-12-01T21:43:45.000001Z", "1970-01-01T00:00:00.000000Z",
+        // Year 10000 is not in the form the session prints most times in, so it takes the exact parse.
+        let expected = ["10000-01-01T00:00:00.000001Z", "9999-12-31T23:59:59.999999Z", "2026-12-01T21:43:45.000001Z", "1970-01-01T00:00:00.000000Z",
                         "1969-12-31T23:59:59.999999Z", "0999-02-03T04:05:06.700000Z", "0001-01-01T00:00:00.000001Z"]
         let tenant: UUID = try await pool.withConnection { connection in
             let rows = try await connection.query("INSERT INTO tenants (name) VALUES ('T') RETURNING id")

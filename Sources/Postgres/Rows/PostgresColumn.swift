@@ -28,4 +28,10 @@ extension PostgresRow {
     public func withText<R, E: Error>(_ column: PostgresColumn, _ body: (UnsafeBufferPointer<UInt8>?) throws(E) -> R) throws(E) -> R {
         try result.withField(row: index, column: column.index, body)
     }
+
+    /// `withText(_:_:)` for a body that returns nothing and cannot throw: not generic, so a caller in another module
+    /// pays no generic dispatch per field.
+    public func withText(_ column: PostgresColumn, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
+        result.withField(row: index, column: column.index, body)
+    }
 }
