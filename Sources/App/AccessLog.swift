@@ -4,12 +4,13 @@ import HTTPServer
 enum AccessLog {
     static func write(_ entry: AccessLogEntry, to logger: Logger) {
         guard logger.level <= .info else { return }
-        logger.info("request", [
-            "request_id": entry.requestID,
-            "method": entry.method,
-            "route": entry.route ?? "-",
-            "status": entry.status,
-            "duration_ms": (entry.duration * 1_000_000).rounded() / 1000,
+        // In key order, as `Logger.log` would sort them.
+        logger.log(.info, "request", inOrder: [
+            ("duration_ms", (entry.duration * 1_000_000).rounded() / 1000),
+            ("method", entry.method),
+            ("request_id", entry.requestID),
+            ("route", entry.route ?? "-"),
+            ("status", entry.status),
         ])
     }
 }

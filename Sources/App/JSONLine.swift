@@ -1,47 +1,45 @@
-/// Builds one JSON object on one line, cheaply (logging runs on every request).
+import HTTPServer
+
+/// Builds one JSON object on one line, cheaply (logging runs on every request): straight into bytes.
 ///
-/// Strings are escaped per RFC 8259; integers, doubles and booleans are written as JSON numbers and literals;
-/// any other value is written as its description, as a string.
+/// Strings are escaped per RFC 8259 (as `JSONBytes` escapes them); integers, doubles and booleans are written as JSON
+/// numbers and literals; any other value is written as its description, as a string.
 struct JSONLine {
-    private var text = "{"
+    private var json = JSONBytes(capacity: 192)
     private var empty = true
 
+    init() {
+        json.raw("{")
+    }
+
     mutating func append(_ key: String, _ value: any Sendable) {
-        if !empty { text += "," }
-        empty = false
-        JSONLine.appendString(key, to: &text)
-        text += ":"
+        self.key(key)
         switch value {
-        case let string as String: JSONLine.appendString(string, to: &text)
-        case let int as Int: text += String(int)
-        case let int as Int64: text += String(int)
-        case let int as Int32: text += String(int)
-        case let bool as Bool: text += bool ? "true" : "false"
-        case let double as Double: text += double.isFinite ? String(double) : "null"
-        default: JSONLine.appendString(String(describing: value), to: &text)
+        case let string as String: json.string(string)
+        case let int as Int: json.string(String(int), quoted: false)
+        case let int as Int64: json.string(String(int), quoted: false)
+        case let int as Int32: json.string(String(int), quoted: false)
+        case let bool as Bool: json.bool(bool)
+        case let double as Double: json.string(double.isFinite ? String(double) : "null", quoted: false)
+        default: json.string(String(describing: value))
         }
+    }
+
+    /// Appends `key` with an RFC 3339 timestamp.
+    mutating func append(_ key: String, microsecondsSince1970 micros: Int64) {
+        self.key(key)
+        json.timestamp(microsecondsSince1970: micros)
+    }
+
+    private mutating func key(_ key: String) {
+        if !empty { json.raw(",") }
+        empty = false
+        json.string(key)
+        json.raw(":")
     }
 
     mutating func finish() -> String {
-        text += "}"
-        return text
-    }
-
-    static func appendString(_ string: String, to text: inout String) {
-        text += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
+        json.raw("}")
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 }

@@ -40,9 +40,12 @@ final class LogWriter: Sendable {
             dropped.add(1, ordering: .relaxed)
             return
         }
+        // The writer waits only on an empty queue, so only the line that ends that wait needs to wake it (a
+        // broadcast: a `flush` may be waiting on the same condition, and a signal could wake it instead).
+        let wasEmpty = queued.isEmpty
         queued.append(contentsOf: bytes)
         queued.append(UInt8(ascii: "\n"))
-        condition.signal()
+        if wasEmpty { condition.broadcast() }
         condition.unlock()
     }
 

@@ -14,6 +14,16 @@ public struct AccessLogEntry: Sendable {
     public var status: Int
     /// Time from arrival to response, in seconds.
     public var duration: Double
+
+    /// A record of one request.
+    public init(time: Date, requestID: String, method: String, route: String?, status: Int, duration: Double) {
+        self.time = time
+        self.requestID = requestID
+        self.method = method
+        self.route = route
+        self.status = status
+        self.duration = duration
+    }
 }
 
 /// Reports one `AccessLogEntry` per request to a sink (the app writes it as a JSON line and to metrics).
