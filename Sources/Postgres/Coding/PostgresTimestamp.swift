@@ -15,6 +15,7 @@ public struct PostgresTimestamp: PostgresDecodable, Hashable, Comparable {
         microsecondsSince1970 = micros
     }
 
+    /// Orders timestamps in time.
     public static func < (lhs: PostgresTimestamp, rhs: PostgresTimestamp) -> Bool {
         lhs.microsecondsSince1970 < rhs.microsecondsSince1970
     }
