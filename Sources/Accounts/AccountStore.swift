@@ -155,40 +155,52 @@ public struct AccountStore: Sendable {
         return try rows.map { try $0.decode("id") }
     }
 
-    /// The API key whose hash is that of `$1` (prepared: every cold credential runs it).
+    /// The API keys whose hashes are those of the secrets in `$1` (prepared: every batch of cold credentials runs it).
     static let apiKeyLookup = PreparedStatement("""
-        SELECT id, tenant_id, revoked_at IS NOT NULL AS revoked
-        FROM api_keys WHERE key_hash = sha256(convert_to($1, 'UTF8'))
+        SELECT wanted.token, k.id, k.tenant_id, k.revoked_at IS NOT NULL AS revoked
+        FROM unnest($1::text[]) AS wanted (token)
+        JOIN api_keys k ON k.key_hash = sha256(convert_to(wanted.token, 'UTF8'))
         """)
 
-    /// The session whose token hash is that of `$1` (prepared: every cold credential runs it).
+    /// The sessions whose token hashes are those of the secrets in `$1` (prepared, as above).
     static let sessionLookup = PreparedStatement("""
-        SELECT id, tenant_id, user_id, role, expires_at, revoked_at IS NOT NULL AS revoked
-        FROM sessions WHERE token_hash = sha256(convert_to($1, 'UTF8'))
+        SELECT wanted.token, s.id, s.tenant_id, s.user_id, s.role, s.expires_at, s.revoked_at IS NOT NULL AS revoked
+        FROM unnest($1::text[]) AS wanted (token)
+        JOIN sessions s ON s.token_hash = sha256(convert_to(wanted.token, 'UTF8'))
         """)
 
     /// What the database knows of a presented secret.
     public func lookup(_ token: String, kind: SecretToken.Kind) async throws -> TokenRecord {
-        switch kind {
-        case .apiKey:
-            let rows = try await pool.withConnection { connection in
-                try await connection.query(AccountStore.apiKeyLookup, [token])
-            }
-            guard let row = rows.first else { return .unknown }
-            if try row.decode("revoked", as: Bool.self) { return .revoked }
-            return .valid(Principal(tenantID: try row.decode("tenant_id"), credential: .apiKey(keyID: try row.decode("id"))))
-        case .session:
-            let rows = try await pool.withConnection { connection in
-                try await connection.query(AccountStore.sessionLookup, [token])
-            }
-            guard let row = rows.first else { return .unknown }
-            if try row.decode("revoked", as: Bool.self) { return .revoked }
-            let role = Role(rawValue: try row.decode("role", as: String.self)) ?? .customer
-            let credential = Principal.Credential.session(sessionID: try row.decode("id"),
-                                                          userID: try row.decode("user_id"), role: role)
-            return .valid(Principal(tenantID: try row.decode("tenant_id"), credential: credential,
-                                    expiresAt: try row.decode("expires_at")))
+        try await lookup([token], kind: kind)[token] ?? .unknown
+    }
+
+    /// What the database knows of each of `tokens` (all of `kind`), in one query; a secret it does not know is
+    /// `.unknown`.
+    public func lookup(_ tokens: [String], kind: SecretToken.Kind) async throws -> [String: TokenRecord] {
+        guard !tokens.isEmpty else { return [:] }
+        let statement = kind == .apiKey ? AccountStore.apiKeyLookup : AccountStore.sessionLookup
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(statement, [PostgresArray(tokens)])
         }
+        var records = Dictionary(uniqueKeysWithValues: tokens.map { ($0, TokenRecord.unknown) })
+        for row in rows {
+            let token: String = try row.decode("token")
+            if try row.decode("revoked", as: Bool.self) {
+                records[token] = .revoked
+                continue
+            }
+            switch kind {
+            case .apiKey:
+                records[token] = .valid(Principal(tenantID: try row.decode("tenant_id"), credential: .apiKey(keyID: try row.decode("id"))))
+            case .session:
+                let role = Role(rawValue: try row.decode("role", as: String.self)) ?? .customer
+                let credential = Principal.Credential.session(sessionID: try row.decode("id"),
+                                                              userID: try row.decode("user_id"), role: role)
+                records[token] = .valid(Principal(tenantID: try row.decode("tenant_id"), credential: credential,
+                                                  expiresAt: try row.decode("expires_at")))
+            }
+        }
+        return records
     }
 }
 

@@ -18,7 +18,7 @@ public struct InteractionRoutes: Sendable {
         self.pool = pool
         self.writes = IdempotentWrites(pool: pool)
         self.guardian = guardian
-        self.streams = InteractionStreamRoute(pool: pool, store: InteractionStore(), events: events)
+        self.streams = InteractionStreamRoute(pool: pool, events: events)
     }
 
     /// Adds the routes to `router`.

@@ -18,16 +18,19 @@ import Postgres
 /// reconnecting); on a live interaction, an id beyond its log is 400 `/problems/unknown-event-id` (start again
 /// without it); a user holding too many streams already is 429.
 struct InteractionStreamRoute: Sendable {
-    let pool: PostgresPool
-    let store: InteractionStore
     let events: InteractionEvents
+    /// Position checks and replay reads, batched across streams that start together.
+    let starts: StreamStarts
+
+    init(pool: PostgresPool, events: InteractionEvents) {
+        self.events = events
+        starts = StreamStarts(pool: pool, log: events.log)
+    }
 
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let lastEventID = try InteractionStreamRoute.lastEventID(request)
-        guard let position = try await pool.withConnection({ [store] connection in
-            try await store.logPosition(of: id, for: principal, on: connection)
-        }) else { throw InteractionRequest.notFound }
+        guard let position = try await starts.position(of: id, for: principal) else { throw InteractionRequest.notFound }
         if let lastEventID {
             // Nothing can ever follow the final event: 204 makes an EventSource stop reconnecting.
             if position.isOver && lastEventID >= position.lastSeq { return .empty(status: 204) }
@@ -46,7 +49,7 @@ struct InteractionStreamRoute: Sendable {
         }
         let replay: [InteractionStreamEvent]
         if let lastEventID {
-            replay = try await events.log.events(of: id, after: lastEventID)
+            replay = try await starts.events(of: id, after: lastEventID)
         } else {
             guard let snapshot = try await events.log.snapshot(of: id) else { throw InteractionRequest.notFound }
             replay = [snapshot]

@@ -213,7 +213,7 @@ struct AccountsEndToEndTests {
 
     /// Session lookups counted by Postgres itself.
     static func sessionLookups(_ app: TestApp) async throws -> Int {
-        try await app.database.statementCalls(like: "%FROM sessions WHERE token_hash%")
+        try await app.database.statementCalls(like: "%JOIN sessions s ON s.token_hash%")
     }
 
     @Test func noSecretEverReachesTheLog() async throws {

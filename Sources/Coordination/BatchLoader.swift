@@ -1,0 +1,131 @@
+/// Loads many keys with one call (a data loader): each caller asks for one key, and keys asked for while a batch runs
+/// wait and go together into the next one, so a burst of N different keys costs a few calls, not N. A key asked for
+/// by several callers at once is loaded once for all of them.
+///
+/// A batch starts at once when fewer than `maxConcurrentBatches` run (a lone caller never waits for company) and takes
+/// at most `maxBatchSize` keys, oldest first. Batches run in tasks of their own: a caller that is cancelled stops
+/// waiting (with `CancellationError`) and its key's batch goes on for the others; a batch that fails fails exactly
+/// its own callers.
+public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// Loads the values of `keys` (distinct); a key missing from the answer gives its callers nil.
+    public typealias Load = @Sendable (_ keys: [Key]) async throws -> [Key: Value]
+
+    struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Value?, any Error>
+    }
+
+    struct State {
+        /// Callers waiting for a batch, by key.
+        var waiting: [Key: [Waiter]] = [:]
+        /// Keys in the order they were first asked for; `head` is the next to take (keys already taken or given up
+        /// by every caller are skipped).
+        var order: [Key] = []
+        var head = 0
+        var running = 0
+        var nextID: UInt64 = 0
+        var statistics = BatchLoaderStatistics()
+    }
+
+    private let load: Load
+    private let maxBatchSize: Int
+    private let maxConcurrentBatches: Int
+    /// Guards the waiting callers by key, their order, the number of batches running and the statistics.
+    private let state = Locked(State())
+
+    /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time.
+    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 2, load: @escaping Load) {
+        precondition(maxBatchSize > 0 && maxConcurrentBatches > 0)
+        self.load = load
+        self.maxBatchSize = maxBatchSize
+        self.maxConcurrentBatches = maxConcurrentBatches
+    }
+
+    /// The value of `key` from the batch it joins; nil when the batch's answer has none.
+    public func value(for key: Key) async throws -> Value? {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
+                let startBatch = state.withLock { state -> Bool in
+                    if state.waiting[key] == nil { state.order.append(key) }
+                    state.waiting[key, default: []].append(Waiter(id: id, continuation: continuation))
+                    guard state.running < maxConcurrentBatches else { return false }
+                    state.running += 1
+                    return true
+                }
+                if startBatch { Task { await self.runBatches() } }
+                // Cancelled before the waiter was registered: the handler found nothing to resume.
+                if Task.isCancelled { giveUp(id, key: key) }
+            }
+        } onCancel: {
+            giveUp(id, key: key)
+        }
+    }
+
+    /// Batches run and keys loaded so far.
+    public var statistics: BatchLoaderStatistics { state.withLock { $0.statistics } }
+
+    /// Resumes waiter `id` with `CancellationError` unless a batch has taken it (the batch resumes it then).
+    private func giveUp(_ id: UInt64, key: Key) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard var waiters = state.waiting[key], let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = waiters.remove(at: index)
+            state.waiting[key] = waiters.isEmpty ? nil : waiters
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: CancellationError())
+    }
+
+    /// Takes batches of waiting keys and loads them until none is left.
+    private func runBatches() async {
+        while let batch = nextBatch() {
+            do {
+                let values = try await load(batch.map(\.key))
+                for (key, waiters) in batch {
+                    for waiter in waiters { waiter.continuation.resume(returning: values[key]) }
+                }
+            } catch {
+                for (_, waiters) in batch {
+                    for waiter in waiters { waiter.continuation.resume(throwing: error) }
+                }
+            }
+        }
+    }
+
+    /// Up to `maxBatchSize` keys with their waiters, oldest first; nil (and one runner fewer) when none waits.
+    private func nextBatch() -> [(key: Key, waiters: [Waiter])]? {
+        state.withLock { state in
+            var batch: [(key: Key, waiters: [Waiter])] = []
+            while batch.count < maxBatchSize, state.head < state.order.count {
+                let key = state.order[state.head]
+                state.head += 1
+                if let waiters = state.waiting.removeValue(forKey: key) { batch.append((key, waiters)) }
+            }
+            if state.head == state.order.count {
+                state.order.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head > 4096 && state.head * 2 > state.order.count {
+                state.order.removeFirst(state.head)  // a storm that never lets the queue empty
+                state.head = 0
+            }
+            guard !batch.isEmpty else {
+                state.running -= 1
+                return nil
+            }
+            state.statistics.batches += 1
+            state.statistics.keys += batch.count
+            return batch
+        }
+    }
+}
+
+/// How much a `BatchLoader` has batched.
+public struct BatchLoaderStatistics: Sendable, Equatable {
+    /// Calls of the load function.
+    public var batches = 0
+    /// Keys those calls loaded (each key once per call, however many callers asked for it).
+    public var keys = 0
+}

@@ -1,0 +1,132 @@
+import Coordination
+import Testing
+import TestSupport
+
+/// `BatchLoader` turns a burst of different keys into a few calls, gives each caller its own key's value, loads a
+/// key asked for by many callers once per batch, and lets no cancelled caller or failed batch touch the others.
+struct BatchLoaderTests {
+    /// A load that records each batch and waits for the test's go-ahead before answering "value of <key>".
+    final class RecordingLoad: Sendable {
+        let batches = Locked<[[String]]>([])
+        let gate = Latch()
+        let failing: Set<String>
+
+        init(failing: Set<String> = []) { self.failing = failing }
+
+        func load(_ keys: [String]) async throws -> [String: String] {
+            batches.withLock { $0.append(keys) }
+            try await gate.wait()
+            if keys.contains(where: failing.contains) { throw TestFailure() }
+            return Dictionary(uniqueKeysWithValues: keys.filter { !$0.hasPrefix("missing") }.map { ($0, "value of \($0)") })
+        }
+    }
+
+    @Test func keysArrivingWhileABatchRunsGoTogetherIntoTheNext() async throws {
+        let recorder = RecordingLoad()
+        let loader = BatchLoader<String, String>(maxBatchSize: 300, maxConcurrentBatches: 1) { try await recorder.load($0) }
+        async let results = withTaskGroup(of: (String, String?).self) { group in
+            for index in 0 ..< 1_000 {
+                group.addTask { ("k\(index % 700)", try? await loader.value(for: "k\(index % 700)")) }
+            }
+            return await group.reduce(into: [(String, String?)]()) { $0.append($1) }
+        }
+        // The first caller's batch is held; everyone else queues behind it.
+        await waitUntil { recorder.batches.withLock { $0.count } == 1 }
+        recorder.gate.open()
+        let all = await results
+        #expect(all.count == 1_000)
+        #expect(all.allSatisfy { $0.1 == "value of \($0.0)" })
+        let batches = recorder.batches.withLock { $0 }
+        #expect(batches.count <= 1 + 3 + 1, "\(batches.map(\.count))")  // 700 keys, 300 a batch, after the first
+        #expect(batches.allSatisfy { $0.count <= 300 && Set($0).count == $0.count })
+        #expect(Set(batches.flatMap { $0 }).count == 700)
+        #expect(loader.statistics.batches == batches.count)
+    }
+
+    @Test func aKeyTheLoadDoesNotAnswerIsNil() async throws {
+        let recorder = RecordingLoad()
+        recorder.gate.open()
+        let loader = BatchLoader<String, String> { try await recorder.load($0) }
+        #expect(try await loader.value(for: "missing-1") == nil)
+        #expect(try await loader.value(for: "present") == "value of present")
+    }
+
+    @Test func aCancelledCallerStopsWaitingAndTheOthersGetTheirValues() async throws {
+        let recorder = RecordingLoad()
+        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1) { try await recorder.load($0) }
+        let first = Task { try await loader.value(for: "first") }
+        await waitUntil { recorder.batches.withLock { $0.count } == 1 }
+        let doomed = Task { try await loader.value(for: "shared") }
+        let survivor = Task { try await loader.value(for: "shared") }
+        let other = Task { try await loader.value(for: "other") }
+        try await Task.sleep(for: .milliseconds(20))
+        doomed.cancel()
+        await #expect(throws: CancellationError.self) { try await doomed.value }
+        recorder.gate.open()
+        #expect(try await first.value == "value of first")
+        #expect(try await survivor.value == "value of shared")
+        #expect(try await other.value == "value of other")
+    }
+
+    @Test func aFailedBatchFailsOnlyItsOwnCallers() async throws {
+        let recorder = RecordingLoad(failing: ["bad"])
+        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1) { try await recorder.load($0) }
+        let bad = Task { try await loader.value(for: "bad") }
+        await waitUntil { recorder.batches.withLock { $0.count } == 1 }
+        let good = Task { try await loader.value(for: "good") }
+        try await Task.sleep(for: .milliseconds(20))
+        recorder.gate.open()
+        await #expect(throws: TestFailure.self) { try await bad.value }
+        #expect(try await good.value == "value of good")
+    }
+
+    /// Seeded model: callers arrive at random, some are cancelled at random, some keys fail; every caller that was
+    /// not cancelled ends with exactly what the load said for its key in the batch that took it.
+    @Test(arguments: [UInt64(5), 23, 91])
+    func everyCallerGetsItsBatchsAnswerForItsKey(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let inFailedBatches = Locked<Set<Int>>([])
+        let loader = BatchLoader<Int, Int>(maxBatchSize: Int.random(in: 1 ... 40, using: &random),
+                                           maxConcurrentBatches: Int.random(in: 1 ... 3, using: &random)) { keys in
+            try await Task.sleep(for: .microseconds(Int.random(in: 0 ... 2_000)))
+            if keys.contains(13) {
+                inFailedBatches.withLock { $0.formUnion(keys) }
+                throw TestFailure()
+            }
+            return Dictionary(uniqueKeysWithValues: keys.filter { $0 % 7 != 0 }.map { ($0, $0 * 10) })
+        }
+        var plans: [(key: Int, delay: Int, cancelAfter: Int?)] = []
+        for _ in 0 ..< 400 {
+            plans.append((Int.random(in: 1 ... 120, using: &random), Int.random(in: 0 ... 3_000, using: &random),
+                          Bool.random(using: &random) && Bool.random(using: &random) ? Int.random(in: 0 ... 2_000, using: &random) : nil))
+        }
+        let outcomes = await withTaskGroup(of: (Int, Result<Int?, any Error>, Bool).self) { group in
+            for plan in plans {
+                group.addTask {
+                    try? await Task.sleep(for: .microseconds(plan.delay))
+                    let task = Task { try await loader.value(for: plan.key) }
+                    if let cancelAfter = plan.cancelAfter {
+                        try? await Task.sleep(for: .microseconds(cancelAfter))
+                        task.cancel()
+                    }
+                    return (plan.key, await task.result, plan.cancelAfter != nil)
+                }
+            }
+            return await group.reduce(into: [(Int, Result<Int?, any Error>, Bool)]()) { $0.append($1) }
+        }
+        #expect(outcomes.count == plans.count)
+        for (key, result, cancelled) in outcomes {
+            switch result {
+            case .success(let value):
+                #expect(value == (key % 7 == 0 ? nil : key * 10), "seed \(seed): key \(key)")
+            case .failure(is TestFailure):
+                // Only a batch holding 13 fails, and it fails every key it held.
+                #expect(inFailedBatches.withLock { $0.contains(key) }, "seed \(seed): key \(key) failed outside a failed batch")
+            case .failure(is CancellationError):
+                #expect(cancelled, "seed \(seed): key \(key) was never cancelled")
+            case .failure(let error):
+                Issue.record("seed \(seed): key \(key): \(error)")
+            }
+        }
+    }
+}
