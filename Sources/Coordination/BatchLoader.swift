@@ -34,7 +34,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     private let state = Locked(State())
 
     /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time.
-    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 2, load: @escaping Load) {
+    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 1, load: @escaping Load) {
         precondition(maxBatchSize > 0 && maxConcurrentBatches > 0)
         self.load = load
         self.maxBatchSize = maxBatchSize
