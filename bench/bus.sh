@@ -18,9 +18,8 @@ P99_TARGET=${BUS_P99_TARGET_MS:-250}
 SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
 [ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
 [ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
-CLIENT=$BENCH_DIR/sse-client/bus_latency
-[ "$CLIENT" -nt "$BENCH_DIR/sse-client/bus_latency.c" ] && [ "$CLIENT" -nt "$BENCH_DIR/sse-client/client_common.h" ] \
-    || gcc -O2 -Wall -Werror -o "$CLIENT" "$BENCH_DIR/sse-client/bus_latency.c" || bench_die "cannot build the bus client"
+bench_build_client bus_latency
+CLIENT=$BENCH_CLIENT
 ADMIN=bench-admin-token-0123456789
 max_count=0
 for n in $COUNTS; do [ "$n" -gt "$max_count" ] && max_count=$n; done

@@ -278,6 +278,14 @@ bench_pid_cpu_ms() {
         printf "%d\n", (f[12] + f[13]) * 1000 / tick }' "/proc/$1/stat"
 }
 
+# bench_build_client NAME: builds the load client bench/sse-client/NAME from NAME.c when it is older than its sources
+# (warnings are errors); sets BENCH_CLIENT to its path.
+bench_build_client() {
+    BENCH_CLIENT=$BENCH_DIR/sse-client/$1
+    [ "$BENCH_CLIENT" -nt "$BENCH_DIR/sse-client/$1.c" ] && [ "$BENCH_CLIENT" -nt "$BENCH_DIR/sse-client/client_common.h" ] \
+        || gcc -O2 -Wall -Werror -o "$BENCH_CLIENT" "$BENCH_DIR/sse-client/$1.c" || bench_die "cannot build the $1 client"
+}
+
 # bench_tree_cpu_ms PID: CPU time in milliseconds (user + system) spent so far by process PID and every live process
 # below it (a uvicorn master and its workers).
 bench_tree_cpu_ms() {

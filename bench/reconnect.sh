@@ -17,9 +17,8 @@ TARGET_MS=${STORM_TARGET_MS:-1000}
 SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
 [ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
 [ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
-CLIENT=$BENCH_DIR/sse-client/reconnect_storm
-[ "$CLIENT" -nt "$BENCH_DIR/sse-client/reconnect_storm.c" ] && [ "$CLIENT" -nt "$BENCH_DIR/sse-client/client_common.h" ] \
-    || gcc -O2 -Wall -Werror -o "$CLIENT" "$BENCH_DIR/sse-client/reconnect_storm.c" || bench_die "cannot build the storm client"
+bench_build_client reconnect_storm
+CLIENT=$BENCH_CLIENT
 ADMIN=bench-admin-token-0123456789
 
 port="" stream_port=""
