@@ -3,7 +3,8 @@ public struct PostgresConfiguration: Sendable {
     /// A `postgres://user:password@host:port/db?sslmode=…` URI or a `host=… port=… user=… dbname=…` string;
     /// libpq parses both. Unset values fall back to libpq's `PG*` environment variables.
     public var connectionString: String
-    /// How long one connection attempt (TCP or Unix socket, TLS, authentication) may take.
+    /// How long one connection attempt (TCP or Unix socket, TLS, authentication) may take: as given, else the
+    /// connection string's `connect_timeout` (seconds, as libpq reads it), else 5 s.
     public var connectTimeout: Duration
     /// Told how long each statement took and whether it succeeded (for metrics); must be quick.
     public var queryObserver: (@Sendable (Duration, Bool) -> Void)?
@@ -21,12 +22,12 @@ public struct PostgresConfiguration: Sendable {
     public var sessionSettings: [String: String]
 
     /// Describes a server; nothing is validated or contacted until a connection is opened.
-    public init(connectionString: String, connectTimeout: Duration = .seconds(5),
+    public init(connectionString: String, connectTimeout: Duration? = nil,
                 queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil,
                 statementDeadline: Duration? = .seconds(30), cancelGrace: Duration = .seconds(3),
                 applicationName: String? = nil, sessionSettings: [String: String] = [:]) {
         self.connectionString = connectionString
-        self.connectTimeout = connectTimeout
+        self.connectTimeout = connectTimeout ?? PostgresConfiguration.connectTimeout(in: connectionString) ?? .seconds(5)
         self.queryObserver = queryObserver
         self.statementDeadline = statementDeadline
         self.cancelGrace = cancelGrace
@@ -39,6 +40,13 @@ public struct PostgresConfiguration: Sendable {
 }
 
 extension PostgresConfiguration {
+    /// The positive `connect_timeout` the connection string sets, if any (libpq waits at least 2 s; so does this).
+    static func connectTimeout(in connectionString: String) -> Duration? {
+        guard let parameters = try? ConnectionParameters(connectionString: connectionString),
+              let text = parameters.value(of: "connect_timeout"), let seconds = Int(text), seconds > 0 else { return nil }
+        return .seconds(max(2, seconds))
+    }
+
     /// Checks that libpq can parse `connectionString` (a typo in a URI, say), without contacting any server, so a
     /// service can refuse to start on a string that no retry will ever make usable.
     public func validate() throws(PostgresError) {
