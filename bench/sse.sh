@@ -5,6 +5,9 @@
 # with the subscribers attached. Targets: p99 < 250 ms, < 30 KB per subscriber, API with them >= 0.85 of without.
 # All subscribers share one session and one address, so the per-user stream cap is raised above N and the
 # per-address connection limit is off for this run.
+# The reference in the same run: nginx with the nchan module (one worker), the same client subscribing to a channel
+# and publishing to it: time to attach everyone, fan-out p50/p99, the worker's RSS per subscriber, and nginx's own
+# request rate beside its subscribers. SSE_NCHAN=0 skips it (it installs nginx and libnginx-mod-nchan from Debian).
 #   SSE_SUBSCRIBERS (10000), SSE_PUBLISHES (30), SWITCHBOARD_BIN, DATABASE_URL
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -15,8 +18,8 @@ PUBLISHES=${SSE_PUBLISHES:-30}
 SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
 [ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
 [ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
-CLIENT=$BENCH_DIR/sse-client/sse_fanout
-[ "$CLIENT" -nt "$BENCH_DIR/sse-client/sse_fanout.c" ] && [ "$CLIENT" -nt "$BENCH_DIR/sse-client/client_common.h" ] || gcc -O2 -Wall -o "$CLIENT" "$BENCH_DIR/sse-client/sse_fanout.c"
+bench_build_client sse_fanout
+CLIENT=$BENCH_CLIENT
 ADMIN=bench-admin-token-0123456789
 
 port="" stream_port=""
@@ -44,7 +47,8 @@ out="$BENCH_OUT/raw/sse-client.txt"
 "$CLIENT" 127.0.0.1 "$stream_port" "$port" "$id" "$token" "$N" "$PUBLISHES" $((BENCH_SECONDS * 2 + 4)) >"$out" 2>&1 &
 client=$!
 for _ in $(seq 1 600); do grep -q '^READY' "$out" && break; kill -0 $client 2>/dev/null || break; sleep 0.1; done
-grep -q "^READY $N\$" "$out" || { cat "$out" >&2; bench_die "subscribers did not all attach"; }
+grep -q "^READY $N " "$out" || { cat "$out" >&2; bench_die "subscribers did not all attach"; }
+attach_ms=$(awk '/^READY/ { print $3 }' "$out")
 sleep 1
 rss_with=$(rss_kb)
 with=$(api_rps "$BENCH_OUT/raw/sse-api-with.txt")
@@ -53,6 +57,67 @@ wait $client || { cat "$out" >&2; bench_die "the fan-out client failed"; }
 read -r _ p50 p99 max complete < <(grep '^RESULT' "$out")
 per_sub=$(( (rss_with - rss_before) / N ))
 ratio=$(bench_ratio "$with" "$without")
+bench_stop_servers
+
+# The reference: nginx + nchan, one worker, the same client.
+nchan="" n_attach=n/a n_p50=n/a n_p99=n/a n_per_sub=n/a n_ratio=n/a n_complete=n/a
+if [ "${SSE_NCHAN:-1}" != 0 ] && scripts/ensure-deps.sh nginx libnginx-mod-nchan \
+        && module=$(ls /usr/lib/nginx/modules/ngx_nchan_module.so 2>/dev/null); then
+    nchan_port=""
+    bench_pick_port nchan_port 18495
+    dir="$BENCH_OUT/nchan"
+    mkdir -p "$dir/logs"
+    cat >"$dir/nginx.conf" <<NGINX
+load_module $module;
+worker_processes 1;
+worker_rlimit_nofile 65536;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 32768; use epoll; }
+http {
+    access_log off;
+    client_body_temp_path $dir/body;
+    server {
+        listen 127.0.0.1:$nchan_port backlog=4096;
+        location = /healthz { default_type application/json; return 200 '{"status":"ok"}'; }
+        location ~ ^/sub/(\\w+)\$ { nchan_subscriber eventsource; nchan_channel_id \$1; }
+        location ~ ^/pub/(\\w+)\$ { nchan_publisher; nchan_channel_id \$1; }
+    }
+}
+NGINX
+    bench_start_server nchan "http://127.0.0.1:$nchan_port/healthz" -- nginx -p "$dir" -c "$dir/nginx.conf"
+    worker=$(pgrep -P "${BENCH_PIDS[-1]}" | head -n 1)
+    n_rss() { awk '/VmRSS/ {print $2}' "/proc/$worker/status"; }
+    nbase="http://127.0.0.1:$nchan_port"
+    bench_wrk "$nbase/healthz" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/sse-nchan-warmup.txt"
+    bench_wrk "$nbase/healthz" "$BENCH_SECONDS" "$BENCH_OUT/raw/sse-nchan-api-without.txt"
+    n_without=$(bench_parse_wrk "$BENCH_OUT/raw/sse-nchan-api-without.txt" | cut -d' ' -f1)
+    n_before=$(n_rss)
+    nout="$BENCH_OUT/raw/sse-nchan-client.txt"
+    FANOUT_NCHAN=1 "$CLIENT" 127.0.0.1 "$nchan_port" "$nchan_port" fanout - "$N" "$PUBLISHES" $((BENCH_SECONDS * 2 + 4)) >"$nout" 2>&1 &
+    nclient=$!
+    for _ in $(seq 1 600); do grep -q '^READY' "$nout" && break; kill -0 $nclient 2>/dev/null || break; sleep 0.1; done
+    if grep -q "^READY $N " "$nout"; then
+        n_attach=$(awk '/^READY/ { print $3 }' "$nout")
+        sleep 1
+        n_with_rss=$(n_rss)
+        bench_wrk "$nbase/healthz" "$BENCH_SECONDS" "$BENCH_OUT/raw/sse-nchan-api-with.txt"
+        n_with=$(bench_parse_wrk "$BENCH_OUT/raw/sse-nchan-api-with.txt" | cut -d' ' -f1)
+        if wait $nclient; then
+            read -r _ n_p50 n_p99 _ n_complete < <(grep '^RESULT' "$nout")
+            n_per_sub=$(( (n_with_rss - n_before) / N ))
+            n_ratio=$(bench_ratio "$n_with" "$n_without")
+            nchan=yes
+        else
+            cat "$nout" >&2; bench_log "note: the nchan reference's client failed; its rows are n/a"
+        fi
+    else
+        cat "$nout" >&2; bench_log "note: nchan's subscribers did not all attach; its rows are n/a"
+    fi
+else
+    bench_log "note: the nchan reference is skipped (SSE_NCHAN=0, or nginx with nchan could not be installed)"
+fi
 verdict=PASS
 reasons=()
 bench_ge 250 "$p99" || { verdict=FAIL; reasons+=("p99 $p99 ms >= 250"); }
@@ -65,6 +130,9 @@ bench_ge "$ratio" 0.85 || { verdict=FAIL; reasons+=("API ratio $ratio < 0.85"); 
     echo "time until every subscriber has the event: p50 $p50 ms, p99 $p99 ms, max $max ms (complete: $complete)"
     echo "RSS: $rss_before KB before, $rss_with KB with subscribers: $per_sub KB per subscriber"
     echo "API GET /healthz: $without req/s without, $with req/s with subscribers: ratio $ratio"
+    echo "all $N attached in $attach_ms ms"
+    echo "nchan (one worker), same client: attached in $n_attach ms; p50 $n_p50 ms, p99 $n_p99 ms (complete: $n_complete);" \
+         "$n_per_sub KB per subscriber; its own requests with / without subscribers: $n_ratio"
     echo "$verdict${reasons[*]:+: ${reasons[*]}}"
 } | tee "$BENCH_OUT/sse.txt"
 {
@@ -73,12 +141,13 @@ bench_ge "$ratio" 0.85 || { verdict=FAIL; reasons+=("API ratio $ratio < 0.85"); 
     echo "- date: $(bench_date); commit: \`$(bench_commit)\`; machine: $(bench_machine)"
     echo "- $N subscribers on the event-stream listener; $PUBLISHES messages published one after another through the API"
     echo
-    echo "| measure | value | target |"
-    echo "| --- | ---: | --- |"
-    echo "| time until all have the event, p50 | $p50 ms | |"
-    echo "| time until all have the event, p99 | $p99 ms | < 250 ms |"
-    echo "| RSS per subscriber | $per_sub KB | < 30 KB |"
-    echo "| API req/s without / with subscribers | $without / $with ($ratio) | >= 0.85 |"
+    echo "| measure | Switchboard | nchan (1 worker), same run | target |"
+    echo "| --- | ---: | ---: | --- |"
+    echo "| time to attach all $N | $attach_ms ms | $n_attach ms | |"
+    echo "| time until all have the event, p50 | $p50 ms | $n_p50 ms | |"
+    echo "| time until all have the event, p99 | $p99 ms | $n_p99 ms | < 250 ms, and <= nchan |"
+    echo "| RSS per subscriber | $per_sub KB | $n_per_sub KB | < 30 KB (issue: <= 14 KB) |"
+    echo "| API req/s with / without subscribers | $ratio ($with / $without) | $n_ratio | >= 0.85 |"
     echo
     echo "**$verdict**${reasons[*]:+: ${reasons[*]}}"
 } >"$BENCH_OUT/sse.md"

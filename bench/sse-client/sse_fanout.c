@@ -5,7 +5,11 @@
  *
  *   sse_fanout HOST STREAM_PORT API_PORT INTERACTION_ID TOKEN N PUBLISHES HOLD_SECONDS
  *
- * Prints "READY <n>" once all subscribers got their first event, holds them HOLD_SECONDS (the caller measures
+ * With FANOUT_NCHAN=1 in the environment it drives nginx's nchan module instead, the reference hub: subscribers
+ * GET /sub/ID as EventSource (ready once the response headers arrive, as nchan sends no first event) and messages
+ * are POSTed to /pub/ID on API_PORT (TOKEN unused).
+ *
+ * Prints "READY <n> <ms>" once all subscribers got their first event (ms: since the first connect), holds them HOLD_SECONDS (the caller measures
  * memory and API throughput meanwhile), then publishes PUBLISHES messages one after another and prints
  * "RESULT p50_ms p99_ms max_ms received_all" over the per-message "everyone has it" times.
  */
@@ -33,12 +37,17 @@ typedef struct {
     size_t tail_len;
 } sub_t;
 
+static int nchan;   /* FANOUT_NCHAN: the reference hub's paths and answers */
+
 static int publish(const char *host, int port, const char *id, const char *token, int k) {
     int fd = dial(host, port, 0);
     if (fd < 0) return -1;
     char body[64], req[1024];
     int blen = snprintf(body, sizeof body, "{\"text\":\"mark-%06d\"}", k);
-    int len = snprintf(req, sizeof req,
+    int len = nchan
+        ? snprintf(req, sizeof req, "POST /pub/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Content-Length: %d\r\nConnection: close\r\n\r\n%s", id, blen, body)
+        : snprintf(req, sizeof req,
         "POST /v1/interactions/%s/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
         "Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", id, token, blen, body);
     if (write(fd, req, len) != len) { close(fd); return -1; }
@@ -47,7 +56,7 @@ static int publish(const char *host, int port, const char *id, const char *token
     close(fd);
     if (n <= 12) return -1;
     buf[n] = 0;
-    return strncmp(buf + 9, "201", 3) == 0 ? 0 : -1;
+    return strncmp(buf + 9, nchan ? "20" : "201", nchan ? 2 : 3) == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv) {
@@ -57,11 +66,17 @@ int main(int argc, char **argv) {
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl); rl.rlim_cur = rl.rlim_max; setrlimit(RLIMIT_NOFILE, &rl);
 
+    nchan = getenv("FANOUT_NCHAN") && strcmp(getenv("FANOUT_NCHAN"), "1") == 0;
+    const char *first = nchan ? "HTTP/1.1 200" : "event: state";
+    size_t first_len = strlen(first);
     sub_t *subs = calloc(n, sizeof *subs);
     int ep = epoll_create1(0);
     char req[1024];
-    int rlen = snprintf(req, sizeof req, "GET /v1/interactions/%s/events HTTP/1.1\r\nHost: x\r\n"
-                        "Accept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n", id, token);
+    int rlen = nchan
+        ? snprintf(req, sizeof req, "GET /sub/%s HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n", id)
+        : snprintf(req, sizeof req, "GET /v1/interactions/%s/events HTTP/1.1\r\nHost: x\r\n"
+                   "Accept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n", id, token);
+    double started = now_ms();
     struct epoll_event evs[512];
     int ready = 0;
     for (int i = 0; i < n; i++) {
@@ -77,7 +92,7 @@ int main(int argc, char **argv) {
                 sub_t *s = &subs[evs[j].data.u32];
                 char b[8192];
                 ssize_t r;
-                while ((r = read(s->fd, b, sizeof b)) > 0) if (!s->ready && memmem(b, r, "event: state", 12)) { s->ready = 1; ready++; }
+                while ((r = read(s->fd, b, sizeof b)) > 0) if (!s->ready && memmem(b, r, first, first_len)) { s->ready = 1; ready++; }
             }
         }
     }
@@ -88,10 +103,10 @@ int main(int argc, char **argv) {
             sub_t *s = &subs[evs[j].data.u32];
             char b[8192];
             ssize_t r;
-            while ((r = read(s->fd, b, sizeof b)) > 0) if (!s->ready && memmem(b, r, "event: state", 12)) { s->ready = 1; ready++; }
+            while ((r = read(s->fd, b, sizeof b)) > 0) if (!s->ready && memmem(b, r, first, first_len)) { s->ready = 1; ready++; }
         }
     }
-    printf("READY %d\n", ready);
+    printf("READY %d %.0f\n", ready, now_ms() - started);
     fflush(stdout);
     if (ready < n) return 1;
     sleep(hold);
