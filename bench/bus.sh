@@ -15,9 +15,7 @@ RATES=${BUS_RATES:-"250 500 1000 1500 2000 2500 3000"}
 COUNTS=${BUS_INTERACTIONS:-"100 1000"}
 INFLIGHT=${BUS_INFLIGHT:-32}
 P99_TARGET=${BUS_P99_TARGET_MS:-250}
-SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
-[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
-[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
+bench_need_switchboard_and_database
 bench_build_client bus_latency
 CLIENT=$BENCH_CLIENT
 ADMIN=bench-admin-token-0123456789

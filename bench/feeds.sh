@@ -16,9 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init
 TARGET_RATIO=${BENCH_FEED_TARGET_RATIO:-0.60}
-SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
-[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
-[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
+bench_need_switchboard_and_database
 bench_build_c_baseline
 ADMIN=bench-admin-token-0123456789
 

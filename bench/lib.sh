@@ -278,6 +278,14 @@ bench_pid_cpu_ms() {
         printf "%d\n", (f[12] + f[13]) * 1000 / tick }' "/proc/$1/stat"
 }
 
+# bench_need_switchboard_and_database: sets SB_BIN (SWITCHBOARD_BIN, else the release build) and stops unless it is
+# an executable and DATABASE_URL is set.
+bench_need_switchboard_and_database() {
+    SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
+    [ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
+    [ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench and scripts/with-temp-postgres.sh provide one)"
+}
+
 # bench_build_client NAME: builds the load client bench/sse-client/NAME from NAME.c when it is older than its sources
 # (warnings are errors); sets BENCH_CLIENT to its path.
 bench_build_client() {

@@ -14,9 +14,7 @@ bench_init
 CLIENTS=${STORM_CLIENTS:-10000}
 INTERACTIONS=${STORM_INTERACTIONS:-5000}
 TARGET_MS=${STORM_TARGET_MS:-1000}
-SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
-[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
-[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
+bench_need_switchboard_and_database
 bench_build_client reconnect_storm
 CLIENT=$BENCH_CLIENT
 ADMIN=bench-admin-token-0123456789

@@ -11,9 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init
 command -v heaptrack >/dev/null || bench_die "heaptrack not found (apt-get install -y heaptrack)"
 N=${SSE_HEAP_SUBSCRIBERS:-2000}
-SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
-[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN"
-[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (scripts/with-temp-postgres.sh provides one)"
+bench_need_switchboard_and_database
 CLIENT=$BENCH_DIR/sse-client/sse_fanout
 [ "$CLIENT" -nt "$BENCH_DIR/sse-client/sse_fanout.c" ] || gcc -O2 -Wall -o "$CLIENT" "$BENCH_DIR/sse-client/sse_fanout.c"
 ADMIN=bench-admin-token-0123456789

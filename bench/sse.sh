@@ -15,9 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init
 N=${SSE_SUBSCRIBERS:-10000}
 PUBLISHES=${SSE_PUBLISHES:-30}
-SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
-[ -x "$SB_BIN" ] || bench_die "Switchboard binary not found at $SB_BIN (make bench builds it)"
-[ -n "${DATABASE_URL:-}" ] || bench_die "DATABASE_URL is required (make bench provides one)"
+bench_need_switchboard_and_database
 bench_build_client sse_fanout
 CLIENT=$BENCH_CLIENT
 ADMIN=bench-admin-token-0123456789

@@ -93,7 +93,7 @@ public struct AccessGuard: Sendable {
         if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
         if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
         let principal: Principal
-        switch try await tokens.record(for: token, kind: kind) {
+        switch try await tokens.record(for: token) {
         case .unknown: throw AuthError.unknown
         case .revoked: throw AuthError.revoked
         case .valid(let found): principal = found

@@ -150,7 +150,7 @@ public struct AccountStore: Sendable {
                 SELECT wanted.id FROM unnest($1::uuid[]) AS wanted (id)
                 LEFT JOIN sessions s ON s.id = wanted.id
                 WHERE s.id IS NULL OR s.revoked_at IS NOT NULL OR s.expires_at <= now()
-                """, ["{" + sessions.map(\.lowercased).joined(separator: ",") + "}"])  // an array literal, bound
+                """, [PostgresArray(sessions)])
         }
         return try rows.map { try $0.decode("id") }
     }
@@ -168,11 +168,6 @@ public struct AccountStore: Sendable {
         FROM unnest($1::text[]) AS wanted (token)
         JOIN sessions s ON s.token_hash = sha256(convert_to(wanted.token, 'UTF8'))
         """)
-
-    /// What the database knows of a presented secret.
-    public func lookup(_ token: String, kind: SecretToken.Kind) async throws -> TokenRecord {
-        try await lookup([token], kind: kind)[token] ?? .unknown
-    }
 
     /// What the database knows of each of `tokens` (all of `kind`), in one query; a secret it does not know is
     /// `.unknown`.

@@ -9,13 +9,11 @@ import Foundation
 /// `revocationDelay` (5 s), so a revocation made on any replica takes effect everywhere within that time;
 /// revocations made here take effect at once. Expiry is checked on every use, not cached.
 public final class TokenStore: Sendable {
-    private let store: AccountStore
     private let cache: RequestCoordinator<String, TokenRecord>
     private let batches: BatchLoader<String, TokenRecord>
 
     /// A store in front of `store`'s lookups.
     public init(store: AccountStore, revocationDelay: Duration = .seconds(5), maxEntries: Int = 100_000) {
-        self.store = store
         self.cache = RequestCoordinator(caching: .timeToLive(revocationDelay, maxEntries: maxEntries))
         self.batches = BatchLoader { tokens in
             // Secrets of both kinds may share a batch: a query per kind.
@@ -30,15 +28,12 @@ public final class TokenStore: Sendable {
 
     /// The record for `token` (a well-formed secret: `SecretToken.kind(of:)` is not nil), from the cache when fresh,
     /// else from Postgres: once for concurrent callers of one secret, in one batch with other cold secrets.
-    public func record(for token: String, kind: SecretToken.Kind) async throws -> TokenRecord {
+    public func record(for token: String) async throws -> TokenRecord {
         if let cached = cache.cachedValue(for: token) { return cached }
         return try await cache.value(for: token) { [batches] token in
             try await batches.value(for: token) ?? .unknown
         }
     }
-
-    /// Batches of cold secrets looked up, and how many secrets they held.
-    public var batchStatistics: BatchLoaderStatistics { batches.statistics }
 
     /// The record for `token` if it is cached now, without waiting (for the synchronous fast path).
     public func cachedRecord(for token: String) -> TokenRecord? {

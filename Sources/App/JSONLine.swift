@@ -16,11 +16,11 @@ struct JSONLine {
         self.key(key)
         switch value {
         case let string as String: json.string(string)
-        case let int as Int: json.string(String(int), quoted: false)
-        case let int as Int64: json.string(String(int), quoted: false)
-        case let int as Int32: json.string(String(int), quoted: false)
+        case let int as Int: json.raw(contentsOf: String(int))
+        case let int as Int64: json.raw(contentsOf: String(int))
+        case let int as Int32: json.raw(contentsOf: String(int))
         case let bool as Bool: json.bool(bool)
-        case let double as Double: json.string(double.isFinite ? String(double) : "null", quoted: false)
+        case let double as Double: json.raw(contentsOf: double.isFinite ? String(double) : "null")
         default: json.string(String(describing: value))
         }
     }

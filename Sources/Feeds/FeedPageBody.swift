@@ -13,7 +13,7 @@ enum FeedPageBody {
         let id = try rows.column("id"), title = try rows.column("title"), body = try rows.column("body")
         let url = try rows.column("url"), imageURL = try rows.column("image_url")
         let publishedAt = try rows.column("published_at"), updatedAt = try rows.column("updated_at")
-        let itemCount = rows.first.map { $0.withText(id) { $0 == nil } } == false ? rows.count : 0
+        let itemCount = rows.first?.isNull("id") == false ? rows.count : 0
         let hasMore = itemCount > limit
         let shown = min(itemCount, limit)
         var json = JSONBytes(capacity: 64 + shown * 640)

@@ -52,10 +52,15 @@ public struct JSONBytes {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Appends `text` as a JSON string; with `quoted: false`, appends it as it is (a number's digits).
-    public mutating func string(_ text: String, quoted: Bool = true) {
+    /// Appends `text` as a JSON string.
+    public mutating func string(_ text: String) {
         var text = text
-        text.withUTF8 { quoted ? string($0) : raw($0) }
+        text.withUTF8 { string($0) }
+    }
+
+    /// Appends `text` as it is: a number's digits, a literal.
+    public mutating func raw(contentsOf text: String) {
+        bytes.append(contentsOf: text.utf8)
     }
 
     /// Appends a JSON string holding `utf8`, or `null` when it is nil.

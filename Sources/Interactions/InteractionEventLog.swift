@@ -48,10 +48,9 @@ struct InteractionEventLog: Sendable {
     /// and subscriptions, which were authorized when they were made.
     func events(in ranges: [Range]) async throws -> [UUID: [InteractionStreamEvent]] {
         guard !ranges.isEmpty else { return [:] }
-        func array(_ values: [String]) -> String { "{" + values.joined(separator: ",") + "}" }  // a literal, bound
-        let ids = array(ranges.map(\.id.uuidString))
-        let after = array(ranges.map { $0.after.map(String.init) ?? "NULL" })
-        let through = array(ranges.map { $0.through.map(String.init) ?? "NULL" })
+        let ids = PostgresArray(ranges.map(\.id))
+        let after = PostgresArray(ranges.map(\.after))
+        let through = PostgresArray(ranges.map(\.through))
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
                 SELECT r.id AS interaction_id, e.seq, e.kind,

@@ -80,12 +80,49 @@ public struct InteractionStore: Sendable {
     /// Where the log of `id` stands, if `principal` may see the interaction: its last `seq` and whether it is over.
     public func logPosition(of id: UUID, for principal: Principal,
                             on connection: PostgresConnection) async throws -> (lastSeq: Int64, isOver: Bool)? {
-        let rows = try await connection.query("""
-            SELECT last_seq, state <> 'started' AS over FROM interactions
-            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
-            """, [id, principal.tenantID, InteractionStore.customerScope(principal)])
-        guard let row = rows.first else { return nil }
-        return (try row.decode("last_seq"), try row.decode("over"))
+        let key = LogPositionKey(id: id, principal: principal)
+        return try await logPositions(of: [key], on: connection)[key].map { ($0.lastSeq, $0.isOver) }
+    }
+
+    /// An interaction as one caller may see it.
+    struct LogPositionKey: Hashable, Sendable {
+        let id: UUID
+        let tenantID: UUID
+        /// The customer the caller is (a customer sees only their own interactions); nil for agents and API keys.
+        let customerID: String?
+
+        init(id: UUID, principal: Principal) {
+            self.id = id
+            tenantID = principal.tenantID
+            customerID = InteractionStore.customerScope(principal)
+        }
+    }
+
+    /// Where a log stands: its last `seq`, and whether the interaction is over.
+    struct LogPosition: Sendable, Equatable {
+        let lastSeq: Int64
+        let isOver: Bool
+    }
+
+    static let logPositionsStatement = PreparedStatement("""
+        SELECT w.n, i.last_seq, i.state <> 'started' AS over
+        FROM unnest($1::uuid[], $2::uuid[], $3::text[]) WITH ORDINALITY AS w (id, tenant_id, customer_id, n)
+        JOIN interactions i ON i.id = w.id AND i.tenant_id = w.tenant_id
+                           AND (w.customer_id IS NULL OR i.customer_id = w.customer_id)
+        """)
+
+    /// The log positions of many (interaction, caller) pairs in one query; a pair whose caller may not see the
+    /// interaction (another tenant's, another customer's) or that does not exist has no answer.
+    func logPositions(of keys: [LogPositionKey], on connection: PostgresConnection) async throws -> [LogPositionKey: LogPosition] {
+        let rows = try await connection.query(InteractionStore.logPositionsStatement, [
+            PostgresArray(keys.map(\.id)), PostgresArray(keys.map(\.tenantID)), PostgresArray(keys.map(\.customerID)),
+        ])
+        var answers: [LogPositionKey: LogPosition] = [:]
+        for row in rows {
+            let index = Int(try row.decode("n", as: Int64.self)) - 1
+            answers[keys[index]] = LogPosition(lastSeq: try row.decode("last_seq"), isOver: try row.decode("over"))
+        }
+        return answers
     }
 
     /// Which interactions a list shows by assignment.

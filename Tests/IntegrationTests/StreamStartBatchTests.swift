@@ -7,8 +7,8 @@ import TestSupport
 @testable import Interactions
 
 /// Stream starts and cold credentials are read in batches (`StreamStarts`, `TokenStore`). A batch must answer each
-/// key exactly as the single query did, tenant isolation and the customer's own-interactions rule included, whatever
-/// other keys share it; and array parameters must carry any text intact.
+/// key as the rows say it should, tenant isolation and the customer's own-interactions rule included, whatever other
+/// keys share it (and replays exactly as the single log read does); and array parameters must carry any text intact.
 @Suite("Batched stream starts and credential lookups")
 struct StreamStartBatchTests {
     @Test(arguments: [UInt64(4), 77])
@@ -50,24 +50,32 @@ struct StreamStartBatchTests {
             principals.append(Principal(tenantID: tenant, credential: .session(sessionID: UUID(), userID: "agent", role: .agent)))
             principals.append(Principal(tenantID: tenant, credential: .apiKey(keyID: UUID())))
         }
+        // The source of truth for the access rule: the rows themselves.
+        var stored: [UUID: (tenant: UUID, customer: String, lastSeq: Int64, over: Bool)] = [:]
+        for row in try await database.query("SELECT id, tenant_id, customer_id, last_seq, state <> 'started' AS over FROM interactions") {
+            stored[try row.decode("id")] = (try row.decode("tenant_id"), try row.decode("customer_id"), try row.decode("last_seq"),
+                                             try row.decode("over"))
+        }
         let store = InteractionStore()
         let log = InteractionEventLog(pool: pool)
         var visible = 0
         for _ in 0 ..< 6 {
             // A batch of random (interaction, caller) pairs, some repeated, some for interactions that do not exist.
             let keys = (0 ..< Int.random(in: 1 ... 60, using: &random)).map { _ in
-                StreamStarts.PositionKey(id: Bool.random(using: &random) || interactions.isEmpty ? interactions.randomElement(using: &random)! : UUID(),
-                                         principal: principals.randomElement(using: &random)!)
+                InteractionStore.LogPositionKey(id: Bool.random(using: &random) ? interactions.randomElement(using: &random)! : UUID(),
+                                                principal: principals.randomElement(using: &random)!)
             }
-            let batched = try await StreamStarts.positions(of: Array(Set(keys)), pool: pool)
+            let batched = try await pool.withConnection { connection in
+                try await store.logPositions(of: keys, on: connection)
+            }
             for key in Set(keys) {
-                let principal = principals.first { StreamStarts.PositionKey(id: key.id, principal: $0) == key }!
-                let single = try await pool.withConnection { connection in
-                    try await store.logPosition(of: key.id, for: principal, on: connection)
+                // Visible: the interaction exists in the caller's tenant and, for a customer, is their own.
+                let expected = stored[key.id].flatMap { row in
+                    row.tenant == key.tenantID && (key.customerID == nil || key.customerID == row.customer)
+                        ? InteractionStore.LogPosition(lastSeq: row.lastSeq, isOver: row.over) : nil
                 }
-                #expect(batched[key] == single.map { StreamStarts.Position(lastSeq: $0.lastSeq, isOver: $0.isOver) },
-                        "seed \(seed): \(key)")
-                if single != nil { visible += 1 }
+                #expect(batched[key] == expected, "seed \(seed): \(key)")
+                if expected != nil { visible += 1 }
             }
             // Replays: random resume points, several per interaction.
             let replayKeys = (0 ..< Int.random(in: 1 ... 40, using: &random)).map { _ in
