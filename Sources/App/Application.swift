@@ -92,26 +92,33 @@ public final class Application: Sendable {
         let libraryLog: @Sendable (String) -> Void = { line in logger.warning("libmicrohttpd", ["message": line]) }
         var serverConfiguration = configuration.server
         serverConfiguration.errorLog = libraryLog
-        self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
-                                 immediate: responder.respondImmediately(to:))
-        self.streamServer = configuration.streamServer.map {
+        let streamServer = configuration.streamServer.map {
             var streamConfiguration = $0
             streamConfiguration.errorLog = libraryLog
             return HTTPServer(configuration: streamConfiguration, responder: responder.respond(to:),
                               immediate: responder.respondImmediately(to:))
         }
+        self.streamServer = streamServer
+        let handoff = configuration.streamHandoff
+            ? streamServer.map { ConnectionHandoff(to: $0, paths: Routes.eventStreamPaths) } : nil
+        self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
+                                 immediate: responder.respondImmediately(to:), handoff: handoff)
         migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
         applier.withLock { [migrationApplier] in $0 = migrationApplier }
         var parts: [any Service] = []
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
         parts.append(IdempotencyPruning(pool: pool, logger: logger))
-        parts.append(HTTPServerService(server, shutdownDeadline: configuration.shutdownDeadline))
+        // The stream server first: the main server hands it connections from its first one (it stops last).
         if let streamServer {
+            let handedOff = handoff != nil
             parts.append(HTTPServerService(streamServer, name: "event-stream server", shutdownDeadline: configuration.shutdownDeadline) { port in
-                logger.info("listening for event streams", ["port": port])
+                var fields: [String: any Sendable] = ["handoff_from_port": handedOff]
+                if port != 0 { fields["port"] = port }
+                logger.info("event streams have a daemon of their own", fields)
             })
         }
+        parts.append(HTTPServerService(server, shutdownDeadline: configuration.shutdownDeadline))
         parts.append(services.interactionEvents)
         parts.append(services.webhooks)
         parts.append(DrainingMark(readiness: readiness))
@@ -177,6 +184,10 @@ public final class Application: Sendable {
 
     /// The event-stream listener's bound port, when there is one.
     public var streamPort: Int? { streamServer?.port }
+
+    /// Streamed responses open now in the main daemon and in the event streams' own daemon (0 without one).
+    /// Streams land in the main daemon only when asked for on a connection that began with another request.
+    public var openStreams: (main: Int, streams: Int) { (server.openStreams, streamServer?.openStreams ?? 0) }
 
     /// Waits until migrations are applied, or until the application stops trying (tests use this before they
     /// touch the schema).

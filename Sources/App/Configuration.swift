@@ -8,12 +8,16 @@ public struct Configuration: Sendable {
     /// HTTP listener settings (`HOST`, `PORT`, `HTTP_THREADS`, `HTTP_CONNECTION_LIMIT`, `HTTP_IDLE_TIMEOUT_SECONDS`,
     /// `BODY_LIMIT_BYTES`).
     public var server: ServerConfiguration
-    /// The second listener, for event streams (`STREAM_PORT`; default `PORT`+1, or a free port when `PORT` is 0).
-    /// Thousands of idle streams are suspended connections, and libmicrohttpd walks its list of suspended connections
-    /// on every resume, so streams get a daemon of their own and API requests stay fast. Every route is served on
-    /// both; route `/v1/interactions/*/events` to this port at the load balancer. Nil (`STREAM_PORT=off`) serves
-    /// everything on `PORT`.
+    /// The event streams' own daemon. Thousands of idle streams are suspended connections, and libmicrohttpd walks
+    /// a daemon's list of suspended connections on every resume, so streams are kept apart and API requests stay
+    /// fast. It takes the connections that ask for a stream first on `PORT` (see `streamHandoff`), and listens on
+    /// `STREAM_PORT` too (default `PORT`+1, or a free port when `PORT` is 0; `off`: no port of its own). Every route
+    /// is served by both daemons. Nil (`STREAM_PORT=off` with `STREAM_HANDOFF=0`): one daemon serves everything.
     public var streamServer: ServerConfiguration?
+    /// Whether `PORT` hands connections whose first request opens an event stream to `streamServer`
+    /// (`STREAM_HANDOFF`, default 1). Connections kept alive keep their daemon: a proxy that pools upstream
+    /// connections should route streams to `STREAM_PORT` instead.
+    public var streamHandoff: Bool
     /// libpq connection string or URI (`DATABASE_URL`).
     public var databaseURL: String
     /// Most Postgres connections held by this process (`DATABASE_POOL_SIZE`).
@@ -53,7 +57,7 @@ public struct Configuration: Sendable {
 
     /// Creates a configuration with the given values (tests) — see `fromEnvironment` for the service's defaults.
     public init(server: ServerConfiguration = ServerConfiguration(), streamServer: ServerConfiguration? = nil,
-                databaseURL: String,
+                streamHandoff: Bool = true, databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
@@ -62,6 +66,7 @@ public struct Configuration: Sendable {
                 webhooks: WebhookSettings = WebhookSettings()) {
         self.server = server
         self.streamServer = streamServer
+        self.streamHandoff = streamHandoff
         self.databaseURL = databaseURL
         self.poolSize = poolSize
         self.poolTimeout = poolTimeout
@@ -97,15 +102,17 @@ public struct Configuration: Sendable {
         var streams: ServerConfiguration? = server
         streams?.connectionMemoryLimit = 8 * 1024
         streams?.streamBlockSize = 1024
+        let handoff = try reader.integer("STREAM_HANDOFF", default: 1, in: 0 ... 1) == 1
         if reader.string("STREAM_PORT")?.lowercased() == "off" {
-            streams = nil
+            streams?.listens = false
+            if !handoff { streams = nil }
         } else {
             let defaultPort = server.port == 0 ? 0 : min(65535, server.port + 1)
             streams?.port = try reader.integer("STREAM_PORT", default: defaultPort, in: 0 ... 65535)
         }
         let databaseURL = try databaseURL(reader)
         return Configuration(
-            server: server, streamServer: streams, databaseURL: databaseURL,
+            server: server, streamServer: streams, streamHandoff: handoff, databaseURL: databaseURL,
             poolSize: try reader.integer("DATABASE_POOL_SIZE", default: 10, in: 1 ... 1000),
             poolTimeout: .milliseconds(try reader.integer("DATABASE_POOL_TIMEOUT_MS", default: 5000, in: 1 ... 600_000)),
             logLevel: try reader.logLevel("LOG_LEVEL", default: .info),

@@ -57,6 +57,9 @@ struct MetricsRoute: Sendable {
         let servers = servers()
         lines += Metrics.series("switchboard_http_requests_in_flight", "gauge", "Requests whose responder is running.",
                                 [("", Double(servers.reduce(0) { $0 + $1.requestsInFlight }))])
+        lines += Metrics.series("switchboard_http_open_streams", "gauge",
+                                "Streamed responses open, by daemon: event streams belong in their own; in the main one they slow API requests.",
+                                zip(["main", "streams"], servers).map { ("daemon=\"\($0)\"", Double($1.openStreams)) })
         lines += Metrics.series("switchboard_http_slow_heads_cut_total", "counter",
                                 "Connections closed for not sending a complete request head in time.",
                                 [("", Double(servers.reduce(0) { $0 + $1.slowHeadsCut }))])

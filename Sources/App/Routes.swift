@@ -36,6 +36,9 @@ struct Services: Sendable {
 
 /// Builds the service's router: middleware, operational endpoints and every module's routes.
 enum Routes {
+    /// The paths whose connections the main server hands to the event-stream server.
+    static let eventStreamPaths = [PathPattern(InteractionRoutes.eventStreamTemplate)]
+
     static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness,
                        services: Services, metrics: Metrics, servers: @escaping @Sendable () -> [HTTPServer]) -> Router {
         var router = Router()

@@ -172,7 +172,8 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
     const struct sockaddr *addr = NULL;
     unsigned int flags = s->flags;
     *bad_host = 0;
-    if (s->host != NULL && s->host[0] != '\0') {
+    if (s->no_listener) flags |= MHD_USE_NO_LISTEN_SOCKET;
+    if (s->host != NULL && s->host[0] != '\0' && !s->no_listener) {
         memset(&v4, 0, sizeof v4);
         memset(&v6, 0, sizeof v6);
         if (inet_pton(AF_INET, s->host, &v4.sin_addr) == 1) {

@@ -13,7 +13,8 @@ struct DaemonHandle: @unchecked Sendable {
     /// The reference the daemon's callbacks use; retained while the daemon may call them, released after the stop.
     let core: Unmanaged<ServerCore>
 
-    static func start(_ configuration: ServerConfiguration, core: ServerCore) throws -> DaemonHandle {
+    /// Starts a daemon; without `listening` it has no socket of its own and takes connections by `adopt`.
+    static func start(_ configuration: ServerConfiguration, core: ServerCore, listening: Bool) throws -> DaemonHandle {
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
         var badHost: Int32 = 0
@@ -33,6 +34,7 @@ struct DaemonHandle: @unchecked Sendable {
                 connection_memory_limit: configuration.connectionMemoryLimit,
                 listen_backlog: 1024,
                 per_ip_connection_limit: UInt32(max(0, configuration.connectionsPerAddress)),
+                no_listener: listening ? 0 : 1,
                 watch: watch)
             return sb_mhd_start(&settings, DaemonHandle.accessHandler, coreRef,
                                 DaemonHandle.completedHandler, coreRef, &badHost)
@@ -52,6 +54,18 @@ struct DaemonHandle: @unchecked Sendable {
     /// threads and may abort the process.
     func stopAccepting() {
         _ = sb_mhd_close_listener(pointer)
+    }
+
+    /// Adds a connection accepted elsewhere (the daemon owns `fd` from now on, and closes it if it cannot take it).
+    func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) {
+        _ = MHD_add_connection(pointer, fd, address, length)
+    }
+
+    /// Stops a daemon that never served a connection, at once (a start that failed half-way).
+    func stopUnused() {
+        MHD_stop_daemon(pointer)
+        sb_connection_watch_free(watch)
+        core.release()
     }
 
     /// Stops the daemon's threads and closes the listening socket and every connection (blocking, so off the

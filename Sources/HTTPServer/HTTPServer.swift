@@ -12,9 +12,16 @@ public final class HTTPServer: Sendable {
     /// Guards the server's lifecycle state.
     private let state = Locked<LifecycleState>(.idle)
 
+    /// Where this server sends connections that ask for certain paths first (see ``ConnectionHandoff``).
+    private let handoff: ConnectionHandoff?
+    /// The daemon that takes connections accepted elsewhere (a front's handoffs); nil before start and from the
+    /// moment shutdown begins, so that nothing is added to a daemon once its drain has started.
+    private let intake = Locked<DaemonHandle?>(nil)
+
     private enum LifecycleState {
         case idle
-        case running(DaemonHandle, port: Int, sweeper: Task<Void, Never>?)
+        /// `port` is nil for a server without a listening socket of its own.
+        case running(DaemonHandle, port: Int?, front: ConnectionFront?, sweeper: Task<Void, Never>?)
         /// The gate opens when the shutdown in progress is over.
         case stopping(Gate)
         case stopped
@@ -24,17 +31,38 @@ public final class HTTPServer: Sendable {
     ///
     /// `immediate`, when given, is tried first for every request without a body, on the libmicrohttpd thread
     /// (see `ImmediateResponder`); typically `router.respondImmediately(to:)`.
-    public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder? = nil) {
+    ///
+    /// With a `handoff`, connections whose first request asks for one of its paths are served by its server
+    /// (start that one first; until it runs, and once it stops, this server serves them).
+    public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder? = nil,
+                handoff: ConnectionHandoff? = nil) {
         core = ServerCore(configuration: configuration, responder: responder, immediate: immediate)
+        self.handoff = configuration.listens ? handoff : nil
     }
 
-    /// Binds and starts serving; returns the bound port (useful with port 0).
+    /// Binds and starts serving; returns the bound port (useful with port 0), or 0 for a server configured not to
+    /// listen (it serves the connections another server hands it).
     @discardableResult
     public func start() throws -> Int {
         let configuration = core.configuration
         _ = sb_raise_nofile_limit()
-        let handle = try DaemonHandle.start(configuration, core: core)
-        let port = Int(sb_mhd_bound_port(handle.pointer))
+        let handle = try DaemonHandle.start(configuration, core: core,
+                                            listening: configuration.listens && handoff == nil)
+        intake.withLock { $0 = handle }
+        var port: Int? = configuration.listens ? Int(sb_mhd_bound_port(handle.pointer)) : nil
+        var front: ConnectionFront?
+        if let handoff {
+            do {
+                front = try ConnectionFront.start(configuration, handoff: handoff) { [self] fd, address, length in
+                    adopt(fd, address, length)
+                }
+                port = front?.port
+            } catch {
+                intake.withLock { $0 = nil }
+                handle.stopUnused()
+                throw error
+            }
+        }
         core.monitor.start(registry: core.requests, streams: core.streams)
         let sweeper = configuration.headTimeout.map { timeout in
             Task { [core] in
@@ -45,15 +73,26 @@ public final class HTTPServer: Sendable {
                 }
             }
         }
-        state.withLock { $0 = .running(handle, port: port, sweeper: sweeper) }
+        state.withLock { $0 = .running(handle, port: port, front: front, sweeper: sweeper) }
         core.listening.store(true, ordering: .releasing)
-        return port
+        return port ?? 0
+    }
+
+    /// Adds a connection accepted by another server's front; false (and `fd` untouched) when this server is not
+    /// taking connections: not started yet, or shutting down.
+    func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Bool {
+        // Under the lock, so that shutdown, which empties `intake` first, never drains a daemon still being added to.
+        intake.withLock { handle in
+            guard let handle else { return false }
+            handle.adopt(fd, address, length)
+            return true
+        }
     }
 
     /// The bound port, or nil when not running.
     public var port: Int? {
         state.withLock { state in
-            if case .running(_, let port, _) = state { return port }
+            if case .running(_, let port, _, _) = state { return port }
             return nil
         }
     }
@@ -69,8 +108,17 @@ public final class HTTPServer: Sendable {
     /// Responses whose body is still streaming.
     public var openStreams: Int { core.streams.count }
 
-    /// Connections cut because their request head did not arrive within `headTimeout`.
-    public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) }
+    /// Connections cut because their request head did not arrive within `headTimeout` (or, on a port with a
+    /// handoff, their request line).
+    public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) + (front?.linesLate ?? 0) }
+
+    /// The front of a server with a handoff, once started.
+    private var front: ConnectionFront? {
+        state.withLock { state in
+            if case .running(_, _, let front, _) = state { return front }
+            return nil
+        }
+    }
 
     /// libmicrohttpd log lines dropped because they came faster than the log budget allows.
     public var libraryLogLinesDropped: Int { core.libraryLinesDropped.load(ordering: .relaxed) }
@@ -81,22 +129,23 @@ public final class HTTPServer: Sendable {
     /// Returns once the daemon is stopped, even when the calling task is cancelled (stopping libmicrohttpd with a
     /// connection still suspended would abort). A second call while one is in progress waits for it to finish.
     public func shutdown(deadline: Duration = .seconds(10)) async {
-        enum Step { case drain(DaemonHandle, Task<Void, Never>?, Gate), wait(Gate), none }
+        enum Step { case drain(DaemonHandle, ConnectionFront?, Task<Void, Never>?, Gate), wait(Gate), none }
         let step = state.withLock { state -> Step in
             switch state {
-            case .running(let handle, _, let sweeper):
+            case .running(let handle, _, let front, let sweeper):
                 let over = Gate()
                 state = .stopping(over)
-                return .drain(handle, sweeper, over)
+                return .drain(handle, front, sweeper, over)
             case .stopping(let over): return .wait(over)
             case .idle, .stopped: return .none
             }
         }
         switch step {
-        case .drain(let handle, let sweeper, let over):
+        case .drain(let handle, let front, let sweeper, let over):
+            intake.withLock { $0 = nil }
             // Unstructured, so that cancelling the caller cannot cut the drain short.
             await Task { [core] in
-                await Self.drain(core, handle: handle, sweeper: sweeper, deadline: deadline)
+                await Self.drain(core, handle: handle, front: front, sweeper: sweeper, deadline: deadline)
             }.value
             state.withLock { $0 = .stopped }
             over.open()
@@ -107,10 +156,10 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private static func drain(_ core: ServerCore, handle: DaemonHandle, sweeper: Task<Void, Never>?,
-                              deadline: Duration) async {
+    private static func drain(_ core: ServerCore, handle: DaemonHandle, front: ConnectionFront?,
+                              sweeper: Task<Void, Never>?, deadline: Duration) async {
         core.draining.store(true, ordering: .relaxed)
-        handle.stopAccepting()
+        if let front { front.stop() } else { handle.stopAccepting() }
         core.listening.store(false, ordering: .releasing)
         sweeper?.cancel()
         let end = ContinuousClock.now + deadline

@@ -4,6 +4,8 @@ public struct ServerConfiguration: Sendable {
     public var host: String?
     /// The port; 0 picks a free one (read it back from `HTTPServer.port`).
     public var port: Int
+    /// False: no listening socket; the server serves only what another server's ``ConnectionHandoff`` gives it.
+    public var listens = true
     /// libmicrohttpd polling threads; each owns a share of the connections.
     public var threads: Int
     /// The most connections served at once (divided among the threads); more wait in the listen backlog.

@@ -21,6 +21,9 @@ public struct InteractionRoutes: Sendable {
         self.streams = InteractionStreamRoute(pool: pool, events: events)
     }
 
+    /// The event-stream route's template: long-lived connections, which a server may hold in a daemon of their own.
+    public static let eventStreamTemplate = "/v1/interactions/{id}/events"
+
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
         router.post("/v1/interactions", guardian.require(.customer, create))
@@ -35,7 +38,7 @@ public struct InteractionRoutes: Sendable {
         router.post("/v1/interactions/{id}/read", guardian.require(.session, read))
         router.post("/v1/interactions/{id}/claim", guardian.require(.agent, claim))
         router.post("/v1/interactions/{id}/assign", guardian.require([.agent, .apiKey], assign))
-        router.get("/v1/interactions/{id}/events", guardian.require(.session, streams.stream))
+        router.get(Self.eventStreamTemplate, guardian.require(.session, streams.stream))
     }
 
     struct CreateBody: Decodable { let subject: String? }

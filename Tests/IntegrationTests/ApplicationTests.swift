@@ -114,7 +114,19 @@ struct ApplicationTests {
         #expect(configuration.poolSize == 10)
         #expect(configuration.logLevel == .info)
         #expect(configuration.streamServer?.port == 8081)
-        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "STREAM_PORT": "off"]).streamServer == nil)
+        #expect(configuration.streamServer?.listens == true)
+        #expect(configuration.streamHandoff)
+        // No port of its own: streams still get their daemon, handed over from PORT.
+        let onePort = try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "STREAM_PORT": "off"])
+        #expect(onePort.streamServer?.listens == false)
+        #expect(onePort.streamHandoff)
+        // Neither: one daemon serves everything.
+        #expect(try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "STREAM_PORT": "off",
+                                                   "STREAM_HANDOFF": "0"]).streamServer == nil)
+        #expect(try !Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "STREAM_HANDOFF": "0"]).streamHandoff)
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "STREAM_HANDOFF": "yes"])
+        }
         #expect(try Configuration.fromEnvironment(["DATABASE_URL": "host=/tmp", "PORT": "0"]).streamServer?.port == 0)
         #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment([:]) }
         #expect(throws: ConfigurationError.self) { try Configuration.fromEnvironment(["DATABASE_URL": "x"]) }

@@ -108,6 +108,43 @@ struct InteractionStreamTests {
         await app.stop()
     }
 
+    /// One port: a stream asked for on the main port is held by the streams' own daemon, so the main daemon's
+    /// resumes never walk it; a stream asked for on a connection that began with an API call stays in the main one.
+    @Test func streamsOnTheMainPortAreHeldByTheirOwnDaemon() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        #expect(app.app.streamPort == nil)
+        var clients: [EventStreamClient] = []
+        for _ in 0 ..< 3 { clients.append(try await Self.follow(app, id, who.alice)) }
+        for client in clients { _ = try await onThread { try client.events(1) } }
+        #expect(app.app.openStreams == (main: 0, streams: 3))
+        let metrics = try await app.call("GET", "/metrics", token: TestApp.metricsToken)
+        #expect(metrics.text.contains(#"switchboard_http_open_streams{daemon="streams"} 3"#))
+        #expect(metrics.text.contains(#"switchboard_http_open_streams{daemon="main"} 0"#))
+
+        // Kept alive after an API call: the connection stays with the main daemon, and is still served.
+        let (port, token) = (app.port, who.alice)
+        let reused = try await onThread { () -> RawSocket in
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /v1/interactions/\(id) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            #expect(try socket.readResponse().status == 200)
+            try socket.send("GET /v1/interactions/\(id)/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            let head = String(decoding: try socket.read(until: "event: "), as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200"))
+            return socket
+        }
+        #expect(await eventually { app.app.openStreams == (main: 1, streams: 3) })
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent, body: #"{"text":"hi"}"#).status == 201)
+        for client in clients {
+            let next = try await onThread { try client.events(1) }
+            #expect(next.first?.event == "message")
+        }
+        reused.shutdownAndClose()
+        for client in clients { client.socket.shutdownAndClose() }
+        await app.stop()
+    }
+
     @Test func streamsAreServedOnTheirOwnListenerToo() async throws {
         let app = try await TestApp.start(streamListener: true)
         let who = try await InteractionsEndToEndTests.people(app)

@@ -150,7 +150,7 @@ struct TestApp: Sendable {
         let log = LogCapture()
         let configuration = Configuration(
             server: ServerConfiguration(host: "127.0.0.1", port: port, threads: 2),
-            streamServer: streamListener ? ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2) : nil,
+            streamServer: Self.streamServer(listening: streamListener),
             databaseURL: databaseURL ?? database.url,
             poolSize: 8, poolTimeout: poolTimeout, logLevel: .debug, adminToken: adminToken,
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay,
@@ -160,6 +160,14 @@ struct TestApp: Sendable {
         let port = try await app.start()
         await app.waitUntilMigrated()
         return TestApp(app: app, port: port, database: database, log: log)
+    }
+
+    /// As in production: event streams have a daemon of their own, handed over from the main port; with
+    /// `listening`, it also has a port of its own.
+    static func streamServer(listening: Bool) -> ServerConfiguration {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        configuration.listens = listening
+        return configuration
     }
 
     func stop() async {
