@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Postgres
 
 /// One event as subscribers receive it: stored events carry their `seq` (the SSE `id`); typing does not.
@@ -11,6 +12,19 @@ public struct InteractionStreamEvent: Sendable, Equatable {
     public let data: String
     /// Whether this is the interaction's last event (it ended or failed).
     public let terminal: Bool
+    /// The event as a stream writes it (a comment for the heartbeat): encoded once, when the event is made, and
+    /// shared by every stream it goes to (an array is copied on write, so 10,000 subscribers hold one buffer).
+    let encoded: [UInt8]
+
+    init(seq: Int64?, kind: String, data: String, terminal: Bool) {
+        self.seq = seq
+        self.kind = kind
+        self.data = data
+        self.terminal = terminal
+        encoded = kind.isEmpty
+            ? ServerSentEvent.comment("heartbeat")
+            : ServerSentEvent(id: seq.map(String.init), event: kind, data: data).encoded()
+    }
 
     /// Not an event: a keep-alive the stream writes as a comment, so dead subscribers are noticed.
     static let heartbeat = InteractionStreamEvent(seq: nil, kind: "", data: "", terminal: false)

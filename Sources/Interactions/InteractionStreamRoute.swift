@@ -60,18 +60,18 @@ struct InteractionStreamRoute: Sendable {
         let log = events.log
         let body = StreamedBody { writer in
             try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))
-            for event in replay { try await writer.write(InteractionStreamRoute.encode(event)) }
+            for event in replay { try await writer.write(event.encoded) }
             if finished { return }
             var sentThrough = replayedThrough
             for await event in subscription.stream {
                 if event.isHeartbeat {
-                    try await writer.write(InteractionStreamRoute.heartbeat)
+                    try await writer.write(event.encoded)
                 } else if let seq = event.seq, seq > sentThrough + 1 {
                     // A hole (the dispatcher started after this stream's replay, say): read it from the log. Kept out
                     // of this loop, whose frame lives as long as the stream (a larger one costs memory per stream).
                     if try await InteractionStreamRoute.fillHole(id, after: &sentThrough, log: log, writer: writer) { return }
                 } else if event.seq.map({ $0 > sentThrough }) ?? true {
-                    try await writer.write(InteractionStreamRoute.encode(event))
+                    try await writer.write(event.encoded)
                     if let seq = event.seq { sentThrough = seq }
                     if event.terminal { return }
                 }
@@ -88,17 +88,11 @@ struct InteractionStreamRoute: Sendable {
                          writer: any BodyWriter) async throws -> Bool {
         for event in try await log.events(of: id, after: sentThrough) {
             guard let seq = event.seq, seq > sentThrough else { continue }
-            try await writer.write(encode(event))
+            try await writer.write(event.encoded)
             sentThrough = seq
             if event.terminal { return true }
         }
         return false
-    }
-
-    static let heartbeat = ServerSentEvent.comment("heartbeat")
-
-    static func encode(_ event: InteractionStreamEvent) -> [UInt8] {
-        ServerSentEvent(id: event.seq.map(String.init), event: event.kind, data: event.data).encoded()
     }
 
     /// A `Last-Event-ID` (or, with `parameter`, another event id) this interaction's log never reached (another
