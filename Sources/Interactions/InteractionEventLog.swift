@@ -91,18 +91,25 @@ struct InteractionEventLog: Sendable {
         return events
     }
 
-    /// The interaction's current state as one `state` event, with the log's latest `seq` (read together).
-    func snapshot(of id: UUID) async throws -> InteractionStreamEvent? {
+    /// The current state of each interaction in `ids` as one `state` event with the log's latest `seq` (read
+    /// together), in one query; ids that name no interaction are absent. Matched by id alone: callers have checked
+    /// the caller's right to see each one.
+    func snapshots(of ids: [UUID]) async throws -> [UUID: InteractionStreamEvent] {
+        guard !ids.isEmpty else { return [:] }
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                SELECT i.state, jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
-                                                   'subject', i.subject, 'snapshot', true)::text AS data,
+                SELECT i.id, i.state, jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
+                                                         'subject', i.subject, 'snapshot', true)::text AS data,
                        i.last_seq AS seq
-                FROM interactions i WHERE i.id = $1::uuid
-                """, [id])
+                FROM interactions i WHERE i.id = ANY($1::uuid[])
+                """, [PostgresArray(ids)])
         }
-        guard let row = rows.first else { return nil }
-        return InteractionStreamEvent(seq: try row.decode("seq"), kind: "state", data: try row.decode("data"),
-                                      terminal: try row.decode("state", as: String.self) != "started")
+        var snapshots: [UUID: InteractionStreamEvent] = [:]
+        for row in rows {
+            snapshots[try row.decode("id")] = InteractionStreamEvent(
+                seq: try row.decode("seq"), kind: "state", data: try row.decode("data"),
+                terminal: try row.decode("state", as: String.self) != "started")
+        }
+        return snapshots
     }
 }

@@ -51,7 +51,7 @@ struct InteractionStreamRoute: Sendable {
         if let lastEventID {
             replay = try await starts.events(of: id, after: lastEventID)
         } else {
-            guard let snapshot = try await events.log.snapshot(of: id) else { throw InteractionRequest.notFound }
+            guard let snapshot = try await starts.snapshot(of: id) else { throw InteractionRequest.notFound }
             replay = [snapshot]
         }
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0

@@ -3,9 +3,11 @@ import Coordination
 import Foundation
 import Postgres
 
-/// What an event stream reads as it starts — where the interaction's log stands (with the caller's right to see it)
-/// and the events a resuming client missed — batched across streams that start together: after a restart every
-/// client of the replica comes back at once, and each would otherwise cost its own queries.
+/// What an event stream reads as it starts — where the interaction's log stands (with the caller's right to see it),
+/// the events a resuming client missed, or the state snapshot a new one begins with — batched across streams that
+/// start together: after a restart every client of the replica comes back at once, and each would otherwise cost its
+/// own queries. A caller never shares a read that began before it asked (`BatchLoader` starts a new batch for
+/// keys asked for while one runs), so a snapshot is never older than the subscription taken before it.
 ///
 /// Positions go through the store's one statement for one pair or many (`InteractionStore.logPositions`, with its access
 /// rule: same tenant, a customer only their own interactions); a replay is what the single log read gives. So what
@@ -19,12 +21,19 @@ final class StreamStarts: Sendable {
 
     private let positions: BatchLoader<InteractionStore.LogPositionKey, InteractionStore.LogPosition>
     private let replays: BatchLoader<ReplayKey, [InteractionStreamEvent]>
+    private let snapshots: BatchLoader<UUID, InteractionStreamEvent>
 
     init(pool: PostgresPool, log: InteractionEventLog) {
         positions = BatchLoader { keys in
             try await pool.withConnection { connection in try await InteractionStore().logPositions(of: keys, on: connection) }
         }
         replays = BatchLoader { keys in try await StreamStarts.replays(of: keys, log: log) }
+        snapshots = BatchLoader { ids in try await log.snapshots(of: ids) }
+    }
+
+    /// The current state of `id` as one `state` event; nil when there is no such interaction.
+    func snapshot(of id: UUID) async throws -> InteractionStreamEvent? {
+        try await snapshots.value(for: id)
     }
 
     /// Where the log of `id` stands, if `principal` may see the interaction.

@@ -88,9 +88,49 @@ struct StreamStartBatchTests {
                 #expect(replays[key]?.map(\.data) == single.map(\.data), "seed \(seed): \(key)")
             }
         }
+        // Snapshots: a batch of existing and unknown ids, each as its row says.
+        let snapshotIDs = Set((0 ..< Int.random(in: 1 ... 40, using: &random)).map { _ in
+            Bool.random(using: &random) ? interactions.randomElement(using: &random)! : UUID()
+        })
+        let snapshots = try await log.snapshots(of: Array(snapshotIDs))
+        for id in snapshotIDs {
+            if let row = stored[id] {
+                #expect(snapshots[id]?.seq == row.lastSeq && snapshots[id]?.terminal == row.over, "seed \(seed): \(id)")
+                #expect(snapshots[id]?.kind == "state")
+                #expect(snapshots[id]?.data.contains(#""snapshot": true"#) == true)
+            } else {
+                #expect(snapshots[id] == nil, "seed \(seed): \(id)")
+            }
+        }
         #expect(visible > 0)
         await pool.close()
         await database.drop()
+    }
+
+    /// Many streams of one interaction starting together share its snapshot read, and each still begins with it.
+    @Test func streamsStartingTogetherShareTheSnapshotRead() async throws {
+        let app = try await TestApp.start(streamsPerPrincipal: 100)
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let snapshotReads = { try await app.database.statementCalls(like: "%FROM interactions i WHERE i.id = ANY%") }
+        let before = try await snapshotReads()
+        let (port, token) = (app.port, who.alice)
+        let firsts = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0 ..< 40 {
+                group.addTask {
+                    try await onThread {
+                        let client = try EventStreamClient(port: port, path: "/v1/interactions/\(id)/events", token: token)
+                        defer { client.socket.shutdownAndClose() }
+                        return try client.events(1).first.flatMap { client.json($0)["state"] as? String }
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(firsts == Array(repeating: "started", count: 40))
+        let reads = try await snapshotReads() - before
+        #expect(reads >= 1 && reads < 40, "\(reads) snapshot reads for 40 streams")
+        await app.stop()
     }
 
     @Test func coldCredentialsArrivingTogetherAreLookedUpTogetherAndAnsweredEachAsAlone() async throws {
