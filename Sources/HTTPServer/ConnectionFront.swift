@@ -31,7 +31,7 @@ final class ConnectionFront: @unchecked Sendable {
         let deadline = configuration.headTimeout ?? .seconds(configuration.idleTimeoutSeconds)
         var error: Int32 = 0
         let pointer = (configuration.host ?? "").withCString { host in
-            sb_front_start(configuration.host == nil ? nil : host, UInt16(configuration.port), 1024,
+            sb_front_start(configuration.host == nil ? nil : host, UInt16(configuration.port), Int32(ServerConfiguration.listenBacklog),
                            UInt32(configuration.connectionLimit), Int64(deadline.wholeMilliseconds),
                            ConnectionFront.handoffCallback, router.toOpaque(), &error)
         }

@@ -32,7 +32,7 @@ struct DaemonHandle: @unchecked Sendable {
                 connection_limit: UInt32(configuration.connectionLimit),
                 connection_timeout: UInt32(configuration.idleTimeoutSeconds),
                 connection_memory_limit: configuration.connectionMemoryLimit,
-                listen_backlog: 1024,
+                listen_backlog: UInt32(ServerConfiguration.listenBacklog),
                 per_ip_connection_limit: UInt32(max(0, configuration.connectionsPerAddress)),
                 no_listener: listening ? 0 : 1,
                 watch: watch)

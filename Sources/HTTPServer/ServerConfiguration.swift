@@ -53,6 +53,11 @@ public struct ServerConfiguration: Sendable {
         self.errorLog = errorLog
     }
 
+    /// Connections the kernel queues for a listener before they are accepted (capped by `net.core.somaxconn`).
+    /// A full queue drops a client's SYN, which it sends again only after a second: in a reconnect storm of
+    /// thousands that second is the slowest client's wait, so the queue is as deep as the kernel usually allows.
+    public static let listenBacklog = 4096
+
     /// The number of online processors.
     public static var coreCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
