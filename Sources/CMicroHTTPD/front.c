@@ -223,21 +223,15 @@ static int sb_front_bind(sb_front *front, const char *host, uint16_t port, int b
     memset(&storage, 0, sizeof storage);
     socklen_t length;
     int family;
-    if (host == NULL || host[0] == '\0') {
-        struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
-        v4->sin_family = AF_INET;
-        v4->sin_addr.s_addr = htonl(INADDR_ANY);
-        v4->sin_port = htons(port);
-        family = AF_INET;
-        length = sizeof *v4;
-    } else if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&storage)->sin_addr) == 1) {
-        struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
+    /* No host: every IPv4 interface (INADDR_ANY is the zero the memset left). */
+    if (host == NULL || host[0] == '\0' || inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons(port);
         family = AF_INET;
         length = sizeof *v4;
-    } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&storage)->sin6_addr) == 1) {
-        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
         v6->sin6_family = AF_INET6;
         v6->sin6_port = htons(port);
         family = AF_INET6;

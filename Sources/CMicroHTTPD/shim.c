@@ -191,7 +191,9 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
         }
     }
     struct MHD_OptionItem options[] = {
-        { MHD_OPTION_THREAD_POOL_SIZE, s->thread_pool_size, NULL },
+        /* A pool only for more than one thread: libmicrohttpd warns about a pool size of 0 or 1. */
+        { s->thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
+          s->thread_pool_size > 1 ? s->thread_pool_size : s->connection_limit, NULL },
         { MHD_OPTION_CONNECTION_LIMIT, s->connection_limit, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, s->connection_timeout, NULL },
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->connection_memory_limit, NULL },

@@ -28,7 +28,7 @@ struct DaemonHandle: @unchecked Sendable {
             var settings = sb_mhd_settings(
                 flags: UInt32(flags), port: UInt16(configuration.port),
                 host: configuration.host == nil ? nil : host,
-                thread_pool_size: configuration.threads > 1 ? UInt32(configuration.threads) : 0, // 0: the one polling thread (1 draws a warning)
+                thread_pool_size: UInt32(max(1, configuration.threads)),
                 connection_limit: UInt32(configuration.connectionLimit),
                 connection_timeout: UInt32(configuration.idleTimeoutSeconds),
                 connection_memory_limit: configuration.connectionMemoryLimit,

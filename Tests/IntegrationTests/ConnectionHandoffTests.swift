@@ -234,6 +234,46 @@ struct ConnectionHandoffTests {
         #expect(closed)
     }
 
+    @Test func theFrontBindsIPv6AndRefusesAHostThatIsNoAddress() async throws {
+        var streamConfiguration = ServerConfiguration(host: "::1", port: 0, threads: 1)
+        streamConfiguration.listens = false
+        let streams = Self.server(named: "streams", configuration: streamConfiguration)
+        let main = Self.server(named: "api", configuration: ServerConfiguration(host: "::1", port: 0, threads: 1),
+                               handoff: ConnectionHandoff(to: streams, paths: Self.streamPaths))
+        try streams.start()
+        let port = try main.start()
+        let answered = try await onThread { () -> String in
+            let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
+            address.sin6_addr = in6addr_loopback
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+            guard connected == 0 else { return "no connection: errno \(errno)" }
+            let request = Array(Self.get("/stream/6").utf8)
+            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let got = recv(fd, &buffer, buffer.count, 0)
+                if got <= 0 { break }
+                received += buffer[0 ..< got]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+        #expect(answered.hasPrefix("HTTP/1.1 200"))
+        #expect(answered.contains("X-Daemon: streams"))
+        await main.shutdown(deadline: .seconds(1))
+        await streams.shutdown(deadline: .seconds(1))
+
+        let bad = Self.server(named: "api", configuration: ServerConfiguration(host: "localhost", port: 0, threads: 1),
+                              handoff: ConnectionHandoff(to: streams, paths: Self.streamPaths))
+        #expect(throws: HTTPServerError.self) { try bad.start() }
+    }
+
     @Test func manyConnectionsAtOnceAreAllServedByTheirDaemon() async throws {
         try await Self.withServers { servers in
             let answers = try await withThrowingTaskGroup(of: (String, String?).self) { group in
