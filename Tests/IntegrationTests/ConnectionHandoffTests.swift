@@ -274,6 +274,43 @@ struct ConnectionHandoffTests {
         #expect(throws: HTTPServerError.self) { try bad.start() }
     }
 
+    /// A daemon at its connection limit cannot take a connection the front hands it: the connection is closed at
+    /// once (not left waiting, as the listen backlog would), and is served again once a place is free.
+    @Test func aConnectionBeyondTheDaemonsLimitIsClosedAtOnce() async throws {
+        var streamConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 1)
+        streamConfiguration.listens = false
+        let streams = Self.server(named: "streams", configuration: streamConfiguration)
+        let main = Self.server(named: "api", configuration: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 1,
+                                                                                connectionLimit: 2),
+                               handoff: ConnectionHandoff(to: streams, paths: Self.streamPaths))
+        try streams.start()
+        let port = try main.start()
+        let outcome = try await onThread { () -> (held: [String?], beyond: Int, afterwards: String?) in
+            let held = try (0 ..< 2).map { _ in try RawSocket(port: port) }
+            var answers: [String?] = []
+            for socket in held {
+                try socket.send(Self.get("/api", keepAlive: true))
+                answers.append(try socket.readResponse().header("X-Daemon"))
+            }
+            let beyond = try RawSocket(port: port)
+            try beyond.send(Self.get("/api"))
+            var buffer = [UInt8](repeating: 0, count: 64)
+            var tv = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(beyond.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            let got = recv(beyond.fd, &buffer, buffer.count, 0)
+            held[0].shutdownAndClose()
+            usleep(200_000)
+            let later = try RawSocket(port: port)
+            try later.send(Self.get("/api"))
+            return (answers, got < 0 ? -Int(errno) : got, try later.readResponse().header("X-Daemon"))
+        }
+        #expect(outcome.held == ["api", "api"])
+        #expect(outcome.beyond == 0 || outcome.beyond == -Int(ECONNRESET), "\(outcome.beyond)")
+        #expect(outcome.afterwards == "api")
+        await main.shutdown(deadline: .seconds(1))
+        await streams.shutdown(deadline: .seconds(1))
+    }
+
     @Test func manyConnectionsAtOnceAreAllServedByTheirDaemon() async throws {
         try await Self.withServers { servers in
             let answers = try await withThrowingTaskGroup(of: (String, String?).self) { group in
