@@ -41,7 +41,7 @@ run_once() { # run_once SUBSCRIBERS OUTPUT_PREFIX -> heaptrack data file path on
         "$CLIENT" 127.0.0.1 "$stream_port" "$port" "$id" "$token" "$subs" 0 4 >"$out" 2>&1 &
         local client=$!
         for _ in $(seq 1 1200); do grep -q '^READY' "$out" && break; kill -0 $client 2>/dev/null || break; sleep 0.1; done
-        grep -q "^READY $subs\$" "$out" || { cat "$out" >&2; kill $client 2>/dev/null; bench_die "subscribers did not all attach"; }
+        grep -qE "^READY $subs( |$)" "$out" || { cat "$out" >&2; kill $client 2>/dev/null; bench_die "subscribers did not all attach"; }
         sleep 2
         kill -KILL "$pid"
         wait $client 2>/dev/null || true

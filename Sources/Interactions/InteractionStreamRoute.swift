@@ -58,9 +58,12 @@ struct InteractionStreamRoute: Sendable {
         let finished = replay.contains(where: \.terminal)
         let retryMilliseconds = events.reconnectDelay.wholeMilliseconds
         let log = events.log
+        // Taken when the body starts: a replay captured by the closure itself would be held for the stream's life
+        // (all of a long interaction's log, for a client resuming from 0).
+        let opening = Locked<[InteractionStreamEvent]?>(replay)
         let body = StreamedBody { writer in
             try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))
-            for event in replay { try await writer.write(event.encoded) }
+            try await InteractionStreamRoute.write(opening, to: writer)
             if finished { return }
             var sentThrough = replayedThrough
             for await event in subscription.stream {
@@ -80,6 +83,16 @@ struct InteractionStreamRoute: Sendable {
         return Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
                                                "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
                         stream: body)
+    }
+
+    /// Takes the stream's opening events (replay or snapshot) and writes them; they are released once written.
+    @inline(never)
+    static func write(_ opening: Locked<[InteractionStreamEvent]?>, to writer: any BodyWriter) async throws {
+        let events = opening.withLock { events in
+            defer { events = nil }
+            return events ?? []
+        }
+        for event in events { try await writer.write(event.encoded) }
     }
 
     /// Writes the log's events of `id` after `sentThrough`, advancing it; returns whether the final one was written.
