@@ -39,8 +39,10 @@ struct SignalTests {
 
     @Test func sigtermCompletesInFlightRequestsThenExitsZero() async throws {
         let server = try await Self.launch()
+        // Long enough that all 20 are asleep together even when a loaded machine (ThreadSanitizer) starts them
+        // seconds apart: with 1.5 s the first had finished before the last began in one run.
         let inFlight = (0 ..< 20).map { _ in
-            Task { try await request(port: server.port, "GET", "/_test/sleep?ms=1500") }
+            Task { try await request(port: server.port, "GET", "/_test/sleep?ms=4000") }
         }
         // SIGTERM only once all 20 are being answered.
         #expect(await eventually {
@@ -50,7 +52,7 @@ struct SignalTests {
         for task in inFlight {
             let response = try await task.value
             #expect(response.status == 200)
-            #expect(response.text == #"{"slept_ms":1500}"#)
+            #expect(response.text == #"{"slept_ms":4000}"#)
         }
         let log = try await onThread { server.child.readToEnd() }
         let status = try await onThread { server.child.wait() }
