@@ -42,7 +42,6 @@ struct sb_front {
     struct sb_pending *head, *tail;
     unsigned int pending_count;
     int64_t accept_paused_until_ms;
-    _Atomic uint64_t handed_over;
     _Atomic uint64_t lines_late;
 };
 
@@ -101,7 +100,6 @@ static enum sb_peek_outcome sb_front_peek(sb_front *front, int fd, const struct 
         return SB_PEEK_DONE;
     }
     if (newline == NULL) {
-        atomic_fetch_add_explicit(&front->handed_over, 1, memory_order_relaxed);
         front->handoff(front->cls, fd, address, address_length, NULL, 0);
         return SB_PEEK_DONE;
     }
@@ -109,7 +107,6 @@ static enum sb_peek_outcome sb_front_peek(sb_front *front, int fd, const struct 
     if (line_length > 0 && line[line_length - 1] == '\r') line_length--;
     size_t target_length = 0;
     const char *target = sb_front_target(line, line_length, &target_length);
-    atomic_fetch_add_explicit(&front->handed_over, 1, memory_order_relaxed);
     front->handoff(front->cls, fd, address, address_length, target, target_length);
     return SB_PEEK_DONE;
 }
@@ -132,14 +129,12 @@ static void sb_front_accept(sb_front *front) {
         const struct sockaddr *peer = (const struct sockaddr *)&address;
         if (front->pending_count >= front->pending_limit) {
             /* Too many connections are silent already: this one goes to the default daemon unread. */
-            atomic_fetch_add_explicit(&front->handed_over, 1, memory_order_relaxed);
             front->handoff(front->cls, fd, peer, address_length, NULL, 0);
             continue;
         }
         if (sb_front_peek(front, fd, peer, address_length, 0, 0) == SB_PEEK_DONE) continue;
         struct sb_pending *entry = calloc(1, sizeof *entry);
         if (entry == NULL) {
-            atomic_fetch_add_explicit(&front->handed_over, 1, memory_order_relaxed);
             front->handoff(front->cls, fd, peer, address_length, NULL, 0);
             continue;
         }
@@ -153,7 +148,6 @@ static void sb_front_accept(sb_front *front) {
         struct epoll_event event = { .events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = entry };
         if (epoll_ctl(front->epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
             free(entry);
-            atomic_fetch_add_explicit(&front->handed_over, 1, memory_order_relaxed);
             front->handoff(front->cls, fd, peer, address_length, NULL, 0);
             continue;
         }
@@ -310,15 +304,11 @@ fail:
 
 uint16_t sb_front_port(const sb_front *front) { return front->port; }
 
-uint64_t sb_front_handed_over(const sb_front *front) {
-    return atomic_load_explicit(&front->handed_over, memory_order_relaxed);
-}
-
 uint64_t sb_front_lines_late(const sb_front *front) {
     return atomic_load_explicit(&front->lines_late, memory_order_relaxed);
 }
 
-void sb_front_stop(sb_front *front, uint64_t *handed_over, uint64_t *lines_late) {
+void sb_front_stop(sb_front *front, uint64_t *lines_late) {
     if (front == NULL) return;
     if (front->thread_started) {
         uint64_t one = 1;
@@ -338,7 +328,6 @@ void sb_front_stop(sb_front *front, uint64_t *handed_over, uint64_t *lines_late)
     }
     close(front->epoll_fd);
     close(front->wake_fd);
-    *handed_over = sb_front_handed_over(front);
     *lines_late = sb_front_lines_late(front);
     free(front);
 }

@@ -5,13 +5,13 @@ import Foundation
 /// The listening socket of a server with a ``ConnectionHandoff``: the C front (`sb_front_*`) accepts, waits for
 /// each connection's request line, and calls back here to add the connection to one daemon or the other.
 ///
-/// `@unchecked Sendable`: `pointer` is used only under `counts`' lock, and not after `stop()` freed it.
+/// `@unchecked Sendable`: `pointer` is used only under `finalLinesLate`'s lock, and not after `stop()` freed it.
 final class ConnectionFront: @unchecked Sendable {
     private let pointer: OpaquePointer
     /// The router the front's thread calls; released once that thread has ended.
     private let router: Unmanaged<ConnectionRouter>
-    /// Guards `pointer`'s life: nil while the front runs, its final counters once stopped.
-    private let counts = Locked<(handedOver: Int, linesLate: Int)?>(nil)
+    /// Guards `pointer`'s life: nil while the front runs, its final count of late lines once stopped.
+    private let finalLinesLate = Locked<Int?>(nil)
     /// The bound port.
     let port: Int
 
@@ -43,20 +43,17 @@ final class ConnectionFront: @unchecked Sendable {
         return ConnectionFront(pointer: pointer, router: router)
     }
 
-    /// Connections handed to a daemon so far.
-    var handedOver: Int { counts.withLock { $0?.handedOver ?? Int(sb_front_handed_over(pointer)) } }
-
     /// Connections closed because their request line did not come in time.
-    var linesLate: Int { counts.withLock { $0?.linesLate ?? Int(sb_front_lines_late(pointer)) } }
+    var linesLate: Int { finalLinesLate.withLock { $0 ?? Int(sb_front_lines_late(pointer)) } }
 
     /// Stops accepting and routing (blocking until the front's thread has ended, which is at most one handoff
     /// away); connections still waiting for their request line are closed, as if never accepted.
     func stop() {
-        let stopped = counts.withLock { counts -> Bool in
-            guard counts == nil else { return false }
-            var handedOver: UInt64 = 0, linesLate: UInt64 = 0
-            sb_front_stop(pointer, &handedOver, &linesLate)
-            counts = (Int(handedOver), Int(linesLate))
+        let stopped = finalLinesLate.withLock { final -> Bool in
+            guard final == nil else { return false }
+            var linesLate: UInt64 = 0
+            sb_front_stop(pointer, &linesLate)
+            final = Int(linesLate)
             return true
         }
         if stopped { router.release() }

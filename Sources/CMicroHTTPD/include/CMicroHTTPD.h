@@ -96,15 +96,12 @@ sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned 
 /// The bound port.
 uint16_t sb_front_port(const sb_front *front);
 
-/// Connections handed over so far.
-uint64_t sb_front_handed_over(const sb_front *front);
-
 /// Connections closed because their request line did not come within the deadline.
 uint64_t sb_front_lines_late(const sb_front *front);
 
 /// Stops the thread (blocking until it has), closes the listening socket and the connections still waiting for
-/// their line, reports the final counters, and frees the front. Call once; no callback comes after it returns.
-void sb_front_stop(sb_front *front, uint64_t *handed_over, uint64_t *lines_late);
+/// their line, reports the final count of lines that came late, and frees the front. Call once; no callback comes after it returns.
+void sb_front_stop(sb_front *front, uint64_t *lines_late);
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit, or -1.
 long sb_raise_nofile_limit(void);
