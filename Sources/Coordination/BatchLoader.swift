@@ -3,9 +3,11 @@
 /// by several callers at once is loaded once for all of them.
 ///
 /// A batch starts at once when fewer than `maxConcurrentBatches` run (a lone caller never waits for company) and takes
-/// at most `maxBatchSize` keys, oldest first. Batches run in tasks of their own: a caller that is cancelled stops
-/// waiting (with `CancellationError`) and its key's batch goes on for the others; a batch that fails fails exactly
-/// its own callers.
+/// at most `maxBatchSize` keys, oldest first. While the loader is busy — keys came while a batch ran — the next batch
+/// first waits `gather` for more keys to join (unless it is full already): in a storm of arrivals this trades a few
+/// milliseconds per caller for far fewer, fuller batches. Batches run in tasks of their own: a caller that is
+/// cancelled stops waiting (with `CancellationError`) and its key's batch goes on for the others; a batch that fails
+/// fails exactly its own callers.
 public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Loads the values of `keys` (distinct); a key missing from the answer gives its callers nil.
     public typealias Load = @Sendable (_ keys: [Key]) async throws -> [Key: Value]
@@ -30,15 +32,18 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     private let load: Load
     private let maxBatchSize: Int
     private let maxConcurrentBatches: Int
+    private let gather: Duration
     /// Guards the waiting callers by key, their order, the number of batches running and the statistics.
     private let state = Locked(State())
 
-    /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time.
-    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 1, load: @escaping Load) {
-        precondition(maxBatchSize > 0 && maxConcurrentBatches > 0)
+    /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time, each
+    /// batch after the first of a busy spell gathering keys for `gather` first.
+    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 1, gather: Duration = .zero, load: @escaping Load) {
+        precondition(maxBatchSize > 0 && maxConcurrentBatches > 0 && gather >= .zero)
         self.load = load
         self.maxBatchSize = maxBatchSize
         self.maxConcurrentBatches = maxConcurrentBatches
+        self.gather = gather
     }
 
     /// The value of `key` from the batch it joins; nil when the batch's answer has none.
@@ -82,18 +87,29 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Takes batches of waiting keys and loads them until none is left.
     private func runBatches() async {
         while let batch = nextBatch() {
+            let answer: Result<[Key: Value], any Error>
             do {
-                let values = try await load(batch.map(\.key))
-                for (key, waiters) in batch {
-                    for waiter in waiters { waiter.continuation.resume(returning: values[key]) }
-                }
+                answer = .success(try await load(batch.map(\.key)))
             } catch {
-                for (_, waiters) in batch {
-                    for waiter in waiters { waiter.continuation.resume(throwing: error) }
+                answer = .failure(error)
+            }
+            // Keys that came while this batch ran mean a busy loader: their batch gets a moment to fill. Counted
+            // before this batch's callers are answered, so a caller that asks again once answered never waits.
+            let gatherFirst = gather > .zero && (1 ..< maxBatchSize).contains(waitingKeyCount)
+            for (key, waiters) in batch {
+                for waiter in waiters {
+                    switch answer {
+                    case .success(let values): waiter.continuation.resume(returning: values[key])
+                    case .failure(let error): waiter.continuation.resume(throwing: error)
+                    }
                 }
             }
+            if gatherFirst { try? await Task.sleep(for: gather) }
         }
     }
+
+    /// Distinct keys waiting for a batch.
+    public var waitingKeyCount: Int { state.withLock { $0.waiting.count } }
 
     /// Up to `maxBatchSize` keys with their waiters, oldest first; nil (and one runner fewer) when none waits.
     private func nextBatch() -> [(key: Key, waiters: [Waiter])]? {

@@ -23,12 +23,16 @@ final class StreamStarts: Sendable {
     private let replays: BatchLoader<ReplayKey, [InteractionStreamEvent]>
     private let snapshots: BatchLoader<UUID, InteractionStreamEvent>
 
+    /// How long a batch waits for company when streams are starting faster than one batch at a time can serve: a
+    /// reconnect storm then costs a few hundred queries instead of one per few streams, for a few milliseconds each.
+    static let gather = Duration.milliseconds(5)
+
     init(pool: PostgresPool, log: InteractionEventLog) {
-        positions = BatchLoader { keys in
+        positions = BatchLoader(gather: StreamStarts.gather) { keys in
             try await pool.withConnection { connection in try await InteractionStore().logPositions(of: keys, on: connection) }
         }
-        replays = BatchLoader { keys in try await StreamStarts.replays(of: keys, log: log) }
-        snapshots = BatchLoader { ids in try await log.snapshots(of: ids) }
+        replays = BatchLoader(gather: StreamStarts.gather) { keys in try await StreamStarts.replays(of: keys, log: log) }
+        snapshots = BatchLoader(gather: StreamStarts.gather) { ids in try await log.snapshots(of: ids) }
     }
 
     /// The current state of `id` as one `state` event; nil when there is no such interaction.

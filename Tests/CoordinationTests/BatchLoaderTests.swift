@@ -43,6 +43,34 @@ struct BatchLoaderTests {
         #expect(loader.statistics.batches == batches.count)
     }
 
+    @Test func aBusyLoaderGathersKeysBeforeItsNextBatch() async throws {
+        let recorder = RecordingLoad()
+        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1, gather: .seconds(3)) { try await recorder.load($0) }
+        let first = Task { try await loader.value(for: "first") }
+        await waitUntil { recorder.batches.withLock { $0.count } == 1 }
+        let early = Task { try await loader.value(for: "early") }
+        await waitUntil { loader.waitingKeyCount == 1 }
+        recorder.gate.open()
+        #expect(try await first.value == "value of first")
+        // The first batch has ended with "early" waiting: the next one gathers before it runs, so these join it.
+        let late = (0 ..< 3).map { index in Task { try await loader.value(for: "late\(index)") } }
+        #expect(try await early.value == "value of early")
+        for (index, task) in late.enumerated() { #expect(try await task.value == "value of late\(index)") }
+        let batches = recorder.batches.withLock { $0 }
+        #expect(batches.count == 2, "\(batches)")
+        #expect(Set(batches.last ?? []) == ["early", "late0", "late1", "late2"])
+    }
+
+    @Test func aCallerFindingTheLoaderIdleNeverWaitsForTheGatheringWindow() async throws {
+        let recorder = RecordingLoad()
+        recorder.gate.open()
+        let loader = BatchLoader<String, String>(gather: .seconds(60)) { try await recorder.load($0) }
+        let start = ContinuousClock.now
+        for index in 0 ..< 5 { #expect(try await loader.value(for: "k\(index)") == "value of k\(index)") }
+        #expect(ContinuousClock.now - start < .seconds(30))
+        #expect(recorder.batches.withLock { $0.count } == 5)
+    }
+
     @Test func aKeyTheLoadDoesNotAnswerIsNil() async throws {
         let recorder = RecordingLoad()
         recorder.gate.open()
@@ -87,7 +115,8 @@ struct BatchLoaderTests {
         var random = SplitMix64(seed: seed)
         let inFailedBatches = Locked<Set<Int>>([])
         let loader = BatchLoader<Int, Int>(maxBatchSize: Int.random(in: 1 ... 40, using: &random),
-                                           maxConcurrentBatches: Int.random(in: 1 ... 3, using: &random)) { keys in
+                                           maxConcurrentBatches: Int.random(in: 1 ... 3, using: &random),
+                                           gather: .microseconds(Int.random(in: 0 ... 1_000, using: &random))) { keys in
             try await Task.sleep(for: .microseconds(Int.random(in: 0 ... 2_000)))
             if keys.contains(13) {
                 inFailedBatches.withLock { $0.formUnion(keys) }
