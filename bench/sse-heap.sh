@@ -15,7 +15,12 @@ bench_need_switchboard_and_database
 CLIENT=$BENCH_DIR/sse-client/sse_fanout
 [ "$CLIENT" -nt "$BENCH_DIR/sse-client/sse_fanout.c" ] || gcc -O2 -Wall -o "$CLIENT" "$BENCH_DIR/sse-client/sse_fanout.c"
 ADMIN=bench-admin-token-0123456789
-label=${SSE_HEAP_LABEL:-$(basename "$(dirname "$(dirname "$(dirname "$SB_BIN")")")")}
+# The label names the tree a binary was built in (…/TREE/.build/release/switchboard), else the binary itself.
+case "$SB_BIN" in
+    */.build/*) label=$(basename "${SB_BIN%%/.build/*}") ;;
+    *) label=$(basename "$SB_BIN") ;;
+esac
+label=${SSE_HEAP_LABEL:-$label}
 
 run_once() { # run_once SUBSCRIBERS OUTPUT_PREFIX -> heaptrack data file path on stdout
     local subs=$1 prefix=$2 port="" stream_port="" pid hpid

@@ -85,6 +85,17 @@ public struct Configuration: Sendable {
         self.webhooks = webhooks
     }
 
+    /// The settings of the event streams' own daemon, from the API daemon's `server`: a held stream's largest cost is
+    /// libmicrohttpd's memory pool per connection, so it is 4 KiB here (16 KiB for the API). The front hands this
+    /// daemon only heads of at most 2 KiB, which fit with room for the response; on `STREAM_PORT` a longer head is
+    /// refused by libmicrohttpd (431).
+    public static func eventStreamServer(like server: ServerConfiguration) -> ServerConfiguration {
+        var streams = server
+        streams.connectionMemoryLimit = 4 * 1024
+        streams.streamBlockSize = 1024
+        return streams
+    }
+
     /// Reads and validates the environment; the error names the offending variable.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
         throws -> Configuration {
@@ -99,9 +110,7 @@ public struct Configuration: Sendable {
         server.connectionsPerAddress = try reader.integer("HTTP_CONNECTIONS_PER_ADDRESS", default: 256, in: 0 ... 1_000_000)
         let headTimeout = try reader.integer("HTTP_HEAD_TIMEOUT_SECONDS", default: 30, in: 0 ... 86_400)
         server.headTimeout = headTimeout == 0 ? nil : .seconds(headTimeout)
-        var streams: ServerConfiguration? = server
-        streams?.connectionMemoryLimit = 8 * 1024
-        streams?.streamBlockSize = 1024
+        var streams: ServerConfiguration? = Configuration.eventStreamServer(like: server)
         let handoff = try reader.integer("STREAM_HANDOFF", default: 1, in: 0 ... 1) == 1
         if reader.string("STREAM_PORT")?.lowercased() == "off" {
             streams?.listens = false

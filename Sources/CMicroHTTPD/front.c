@@ -1,5 +1,5 @@
 /* The connection front: one listening socket whose connections are handed to a daemon chosen by their first
-   request line, read with MSG_PEEK so that the daemon still reads every byte itself. */
+   request, whose head is read with MSG_PEEK so that the daemon still reads every byte itself. */
 #define _GNU_SOURCE
 #include "CMicroHTTPD.h"
 
@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Longest request line the front looks at; a longer one is handed over without a target. */
+/* Longest request head the front looks at; a head that does not end within it is handed over without a target
+   (so to the default daemon, whose connections have room for it; the streams' daemon is sized for heads this long). */
 #define SB_FRONT_PEEK_BYTES 2048
 /* How long the front stops accepting after running out of descriptors or memory (accept would fail at once again). */
 #define SB_FRONT_ACCEPT_PAUSE_MS 100
@@ -32,17 +33,17 @@ struct sb_front {
     int wake_fd;
     uint16_t port;
     unsigned int pending_limit;
-    int64_t line_deadline_ms;
+    int64_t head_deadline_ms;
     sb_front_handoff_callback handoff;
     void *cls;
     pthread_t thread;
     int thread_started;
-    /* Connections still waiting for their request line, oldest first (they share one deadline, so the list is also
+    /* Connections still waiting for their request head, oldest first (they share one deadline, so the list is also
        in deadline order). Touched only by the front's thread, and by sb_front_stop after that thread has ended. */
     struct sb_pending *head, *tail;
     unsigned int pending_count;
     int64_t accept_paused_until_ms;
-    _Atomic uint64_t lines_late;
+    _Atomic uint64_t heads_late;
 };
 
 /* Markers told apart from pending entries in epoll's data pointer. */
@@ -71,12 +72,23 @@ static const char *sb_front_target(const char *line, size_t length, size_t *targ
     return start;
 }
 
+/* Whether the head whose request line ends at `newline` is complete within [newline, end): an empty line follows. */
+static int sb_front_head_complete(const char *newline, const char *end) {
+    for (const char *at = newline; at != NULL; at = memchr(at + 1, '\n', (size_t)(end - at - 1))) {
+        const char *next = at + 1;
+        if (next < end && *next == '\n') return 1;
+        if (end - next >= 2 && next[0] == '\r' && next[1] == '\n') return 1;
+        if (end - next < 2) return 0;
+    }
+    return 0;
+}
+
 enum sb_peek_outcome { SB_PEEK_WAIT, SB_PEEK_DONE };
 
-/* Looks at what the client has sent; hands the connection over once its request line is complete (or too long to
+/* Looks at what the client has sent; hands the connection over once its request head is complete (or too long to
    look at), closes it when the client left first. A `registered` descriptor leaves the epoll set first: once handed
    over it belongs to a daemon, which may close it at once. When the client has stopped sending (`peer_closed`)
-   before its line was whole, no request can come: the connection is closed, as a daemon would (handing it over
+   before its head was whole, no request can come: the connection is closed, as a daemon would (handing it over
    would not do: libmicrohttpd, edge-triggered, may not see an end of input that arrived before it took the socket). */
 static enum sb_peek_outcome sb_front_peek(sb_front *front, int fd, const struct sockaddr *address,
                                           socklen_t address_length, int registered, int peer_closed) {
@@ -91,15 +103,16 @@ static enum sb_peek_outcome sb_front_peek(sb_front *front, int fd, const struct 
     while (skip < length && (buffer[skip] == '\r' || buffer[skip] == '\n')) skip++;
     const char *line = buffer + skip;
     const char *newline = got > 0 ? memchr(line, '\n', length - skip) : NULL;
-    if (got > 0 && newline == NULL && length < sizeof buffer && !peer_closed) return SB_PEEK_WAIT;
+    int complete = newline != NULL && sb_front_head_complete(newline, buffer + length);
+    if (got > 0 && !complete && length < sizeof buffer && !peer_closed) return SB_PEEK_WAIT;
     if (registered) epoll_ctl(front->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-    if (got <= 0 || (newline == NULL && length < sizeof buffer)) {
+    if (got <= 0 || (!complete && length < sizeof buffer)) {
         /* Read what was peeked at, so that the close is an orderly end rather than a reset. */
         if (got > 0) (void)recv(fd, buffer, length, 0);
         close(fd);
         return SB_PEEK_DONE;
     }
-    if (newline == NULL) {
+    if (!complete) {
         front->handoff(front->cls, fd, address, address_length, NULL, 0);
         return SB_PEEK_DONE;
     }
@@ -142,7 +155,7 @@ static void sb_front_accept(sb_front *front) {
         entry->since_ms = sb_front_now_ms();
         entry->address_length = address_length;
         memcpy(&entry->address, &address, address_length);
-        /* Edge-triggered: a partial line stays in the socket (it is only peeked at), so a level-triggered wait
+        /* Edge-triggered: a partial head stays in the socket (it is only peeked at), so a level-triggered wait
            would report it again at once; each new segment is a new edge. Data that arrived between the peek and
            this call is reported too, as the socket is checked when added. */
         struct epoll_event event = { .events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = entry };
@@ -167,20 +180,20 @@ static void sb_front_readable(sb_front *front, struct sb_pending *entry, uint32_
     }
 }
 
-/* Closes connections whose request line did not come within the deadline; returns the wait until the next one is
+/* Closes connections whose request head did not come within the deadline; returns the wait until the next one is
    due, in milliseconds, or -1. */
 static int sb_front_expire(sb_front *front) {
     int64_t now = sb_front_now_ms();
-    while (front->head != NULL && now - front->head->since_ms >= front->line_deadline_ms) {
+    while (front->head != NULL && now - front->head->since_ms >= front->head_deadline_ms) {
         struct sb_pending *entry = front->head;
         sb_front_unlink(front, entry);
         epoll_ctl(front->epoll_fd, EPOLL_CTL_DEL, entry->fd, NULL);
         close(entry->fd);
         free(entry);
-        atomic_fetch_add_explicit(&front->lines_late, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&front->heads_late, 1, memory_order_relaxed);
     }
     int64_t wait = -1;
-    if (front->head != NULL) wait = front->head->since_ms + front->line_deadline_ms - now;
+    if (front->head != NULL) wait = front->head->since_ms + front->head_deadline_ms - now;
     if (front->accept_paused_until_ms != 0) {
         int64_t resume = front->accept_paused_until_ms - now;
         if (resume <= 0) {
@@ -259,7 +272,7 @@ static int sb_front_bind(sb_front *front, const char *host, uint16_t port, int b
 }
 
 sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned int pending_limit,
-                         int64_t line_deadline_ms, sb_front_handoff_callback handoff, void *cls, int *error) {
+                         int64_t head_deadline_ms, sb_front_handoff_callback handoff, void *cls, int *error) {
     *error = 0;
     sb_front *front = calloc(1, sizeof *front);
     if (front == NULL) {
@@ -267,7 +280,7 @@ sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned 
         return NULL;
     }
     front->pending_limit = pending_limit;
-    front->line_deadline_ms = line_deadline_ms;
+    front->head_deadline_ms = head_deadline_ms;
     front->handoff = handoff;
     front->cls = cls;
     front->epoll_fd = -1;
@@ -304,11 +317,11 @@ fail:
 
 uint16_t sb_front_port(const sb_front *front) { return front->port; }
 
-uint64_t sb_front_lines_late(const sb_front *front) {
-    return atomic_load_explicit(&front->lines_late, memory_order_relaxed);
+uint64_t sb_front_heads_late(const sb_front *front) {
+    return atomic_load_explicit(&front->heads_late, memory_order_relaxed);
 }
 
-void sb_front_stop(sb_front *front, uint64_t *lines_late) {
+void sb_front_stop(sb_front *front, uint64_t *heads_late) {
     if (front == NULL) return;
     if (front->thread_started) {
         uint64_t one = 1;
@@ -328,6 +341,6 @@ void sb_front_stop(sb_front *front, uint64_t *lines_late) {
     }
     close(front->epoll_fd);
     close(front->wake_fd);
-    *lines_late = sb_front_lines_late(front);
+    *heads_late = sb_front_heads_late(front);
     free(front);
 }

@@ -3,15 +3,15 @@ import Coordination
 import Foundation
 
 /// The listening socket of a server with a ``ConnectionHandoff``: the C front (`sb_front_*`) accepts, waits for
-/// each connection's request line, and calls back here to add the connection to one daemon or the other.
+/// each connection's request head, and calls back here to add the connection to one daemon or the other.
 ///
-/// `@unchecked Sendable`: `pointer` is used only under `finalLinesLate`'s lock, and not after `stop()` freed it.
+/// `@unchecked Sendable`: `pointer` is used only under `finalHeadsLate`'s lock, and not after `stop()` freed it.
 final class ConnectionFront: @unchecked Sendable {
     private let pointer: OpaquePointer
     /// The router the front's thread calls; released once that thread has ended.
     private let router: Unmanaged<ConnectionRouter>
-    /// Guards `pointer`'s life: nil while the front runs, its final count of late lines once stopped.
-    private let finalLinesLate = Locked<Int?>(nil)
+    /// Guards `pointer`'s life: nil while the front runs, its final count of late heads once stopped.
+    private let finalHeadsLate = Locked<Int?>(nil)
     /// The bound port.
     let port: Int
 
@@ -22,7 +22,7 @@ final class ConnectionFront: @unchecked Sendable {
     }
 
     /// Binds the configured address and starts routing connections: to `handoff.server` when the first request
-    /// line asks for one of its paths, else (or when it does not take them) to `fallback`; connections nobody
+    /// asks for one of its paths (and its head is short enough for the front to look at), else (or when it does not take them) to `fallback`; connections nobody
     /// takes are closed.
     static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff,
                       fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) throws
@@ -43,17 +43,17 @@ final class ConnectionFront: @unchecked Sendable {
         return ConnectionFront(pointer: pointer, router: router)
     }
 
-    /// Connections closed because their request line did not come in time.
-    var linesLate: Int { finalLinesLate.withLock { $0 ?? Int(sb_front_lines_late(pointer)) } }
+    /// Connections closed because their request head did not come in time.
+    var headsLate: Int { finalHeadsLate.withLock { $0 ?? Int(sb_front_heads_late(pointer)) } }
 
     /// Stops accepting and routing (blocking until the front's thread has ended, which is at most one handoff
-    /// away); connections still waiting for their request line are closed, as if never accepted.
+    /// away); connections still waiting for their request head are closed, as if never accepted.
     func stop() {
-        let stopped = finalLinesLate.withLock { final -> Bool in
+        let stopped = finalHeadsLate.withLock { final -> Bool in
             guard final == nil else { return false }
-            var linesLate: UInt64 = 0
-            sb_front_stop(pointer, &linesLate)
-            final = Int(linesLate)
+            var headsLate: UInt64 = 0
+            sb_front_stop(pointer, &headsLate)
+            final = Int(headsLate)
             return true
         }
         if stopped { router.release() }

@@ -108,9 +108,9 @@ public final class HTTPServer: Sendable {
     /// Responses whose body is still streaming.
     public var openStreams: Int { core.streams.count }
 
-    /// Connections cut because their request head did not arrive within `headTimeout` (or, on a port with a
-    /// handoff, their request line).
-    public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) + (front?.linesLate ?? 0) }
+    /// Connections cut because their request head did not arrive within `headTimeout` (on a port with a handoff,
+    /// by the front or by the daemon it went to).
+    public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) + (front?.headsLate ?? 0) }
 
     /// The front of a server with a handoff, once started.
     private var front: ConnectionFront? {

@@ -145,6 +145,45 @@ struct InteractionStreamTests {
         await app.stop()
     }
 
+    /// The streams' daemon keeps 4 KiB per connection: a stream whose head is as long as the front looks at (2 KiB)
+    /// lands there and carries events larger than that memory; a longer head is served by the main daemon instead.
+    @Test func streamHeadsUpToTwoKilobytesAreHeldByTheStreamsDaemonAndLongerOnesByTheMain() async throws {
+        let app = try await TestApp.start(streamListener: true)
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let (port, path, token) = (app.port, "/v1/interactions/\(id)/events", who.alice)
+        let base = "GET \(path) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(token)\r\n"
+        // A header line making the whole head `total` bytes long, give or take one.
+        let padding: @Sendable (Int) -> String = { total in
+            "X-Padding: \(String(repeating: "p", count: total - base.utf8.count - 16))\r\n"
+        }
+        let fitting = try await onThread { try EventStreamClient(port: port, path: path, token: token, extraHeaders: padding(2040)) }
+        let long = try await onThread { try EventStreamClient(port: port, path: path, token: token, extraHeaders: padding(3000)) }
+        #expect(fitting.status == 200)
+        #expect(long.status == 200)
+        for client in [fitting, long] { _ = try await onThread { try client.events(1) } }
+        #expect(app.app.openStreams == (main: 1, streams: 1))
+        let text = String(repeating: "long message ", count: 300)
+        let body = try JSONSerialization.data(withJSONObject: ["text": text])
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent,
+                                   body: String(decoding: body, as: UTF8.self)).status == 201)
+        for client in [fitting, long] {
+            let next = try await onThread { try client.events(1) }
+            #expect(next.first?.event == "message")
+            #expect(next.first.map { client.json($0)["text"] as? String } == text)
+        }
+        // Asked for directly on the streams' port, a head beyond that memory is refused by libmicrohttpd.
+        let streamPort = try #require(app.app.streamPort)
+        let refused = try await onThread { () -> Int in
+            let socket = try RawSocket(port: streamPort)
+            try socket.send(base + padding(6000) + "\r\n")
+            return try socket.readResponse().status
+        }
+        #expect(refused == 431)
+        for client in [fitting, long] { client.socket.shutdownAndClose() }
+        await app.stop()
+    }
+
     @Test func streamsAreServedOnTheirOwnListenerToo() async throws {
         let app = try await TestApp.start(streamListener: true)
         let who = try await InteractionsEndToEndTests.people(app)

@@ -77,31 +77,32 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection);
 static inline uint64_t sb_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
 /// Told of each connection the front accepted, on the front's thread: `target` is its first request's target
-/// (not NUL-terminated; NULL when the line did not come whole: too long, or the client stopped sending). The callee
+/// (not NUL-terminated; NULL when its head was too long to look at, or the front was too busy to wait for it). The callee
 /// owns `fd` from then on: it hands it to a daemon with `MHD_add_connection` or closes it.
 typedef void (*sb_front_handoff_callback)(void *cls, int fd, const struct sockaddr *address, socklen_t address_length,
                                           const char *target, size_t target_length);
 
-/// One listening socket whose connections go to the daemon their first request line asks for. The front peeks at
-/// each new connection (MSG_PEEK, so the daemon still reads every byte) until its request line is complete, then
-/// hands it over; a line that does not come within `line_deadline_ms` closes the connection. Runs one thread.
+/// One listening socket whose connections go to the daemon their first request asks for. The front peeks at each
+/// new connection (MSG_PEEK, so the daemon still reads every byte) until its request head is complete, then hands it
+/// over; a head that does not come within `head_deadline_ms` closes the connection, and one longer than 2 KiB is
+/// handed over without a target. Runs one thread.
 typedef struct sb_front sb_front;
 
 /// Binds `host` (NULL: every IPv4 interface; else an IPv4 or IPv6 literal) and `port`, listens, and starts the
-/// front's thread. At most `pending_limit` connections wait for their line; beyond that, new ones are handed over
+/// front's thread. At most `pending_limit` connections wait for their head; beyond that, new ones are handed over
 /// at once without a target. Returns NULL with *error set to an errno, or to -1 when `host` is not numeric.
 sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned int pending_limit,
-                         int64_t line_deadline_ms, sb_front_handoff_callback handoff, void *cls, int *error);
+                         int64_t head_deadline_ms, sb_front_handoff_callback handoff, void *cls, int *error);
 
 /// The bound port.
 uint16_t sb_front_port(const sb_front *front);
 
-/// Connections closed because their request line did not come within the deadline.
-uint64_t sb_front_lines_late(const sb_front *front);
+/// Connections closed because their request head did not come within the deadline.
+uint64_t sb_front_heads_late(const sb_front *front);
 
 /// Stops the thread (blocking until it has), closes the listening socket and the connections still waiting for
-/// their line, reports the final count of lines that came late, and frees the front. Call once; no callback comes after it returns.
-void sb_front_stop(sb_front *front, uint64_t *lines_late);
+/// their head, reports the final count of heads that came late, and frees the front. Call once; no callback comes after it returns.
+void sb_front_stop(sb_front *front, uint64_t *heads_late);
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit, or -1.
 long sb_raise_nofile_limit(void);

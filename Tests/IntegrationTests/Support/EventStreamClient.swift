@@ -17,11 +17,12 @@ final class EventStreamClient: @unchecked Sendable { // used by one thread at a 
     private(set) var ended = false
     private(set) var retry: Int?
 
-    init(port: Int, path: String, token: String, lastEventID: String? = nil) throws {
+    /// Opens the stream; `extraHeaders` (complete lines, each ending in CRLF) go after the usual ones.
+    init(port: Int, path: String, token: String, lastEventID: String? = nil, extraHeaders: String = "") throws {
         socket = try RawSocket(port: port)
         var head = "GET \(path) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(token)\r\n"
         if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
-        try socket.send(head + "\r\n")
+        try socket.send(head + extraHeaders + "\r\n")
         var buffer: [UInt8] = []
         var end: Int?
         while end == nil {

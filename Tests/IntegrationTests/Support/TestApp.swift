@@ -165,7 +165,7 @@ struct TestApp: Sendable {
     /// As in production: event streams have a daemon of their own, handed over from the main port; with
     /// `listening`, it also has a port of its own.
     static func streamServer(listening: Bool) -> ServerConfiguration {
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 1)
+        var configuration = Configuration.eventStreamServer(like: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 1))
         configuration.listens = listening
         return configuration
     }
