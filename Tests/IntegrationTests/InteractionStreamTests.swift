@@ -162,7 +162,14 @@ struct InteractionStreamTests {
         #expect(fitting.status == 200)
         #expect(long.status == 200)
         for client in [fitting, long] { _ = try await onThread { try client.events(1) } }
-        #expect(app.app.openStreams == (main: 1, streams: 1))
+        // HTTP/1.0: no chunks, so the body goes out through the response's own (small) block instead of the pool.
+        let plain = try await onThread { () -> RawSocket in
+            let socket = try RawSocket(port: port)
+            try socket.send("GET \(path) HTTP/1.0\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            _ = try socket.read(until: "event: state")
+            return socket
+        }
+        #expect(await eventually { app.app.openStreams == (main: 1, streams: 2) })
         let text = String(repeating: "long message ", count: 300)
         let body = try JSONSerialization.data(withJSONObject: ["text": text])
         #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.agent,
@@ -172,6 +179,9 @@ struct InteractionStreamTests {
             #expect(next.first?.event == "message")
             #expect(next.first.map { client.json($0)["text"] as? String } == text)
         }
+        let plainBytes = try await onThread { try plain.read(until: "\(text)\"") }
+        #expect(String(decoding: plainBytes, as: UTF8.self).contains("event: message"))
+        plain.shutdownAndClose()
         // Asked for directly on the streams' port, a head beyond that memory is refused by libmicrohttpd.
         let streamPort = try #require(app.app.streamPort)
         let refused = try await onThread { () -> Int in
