@@ -3,7 +3,9 @@ import Synchronization
 
 /// Writes log lines to standard error from a thread of its own, so logging never blocks a request.
 ///
-/// Callers append to a bounded buffer and return at once; one writer thread drains it with blocking `write(2)`s.
+/// Callers append to a bounded buffer and return at once; one writer thread drains it with blocking `write(2)`s,
+/// pausing `batchPause` after each so that under load one `write` carries many lines (a wake-up and a system call
+/// per line would cost a busy server more than formatting its lines).
 /// When the reader of standard error stalls (a full pipe, a stuck log shipper) the buffer fills and further lines
 /// are dropped and counted (`switchboard_log_lines_dropped_total`) instead of stalling the service. The mistake to
 /// avoid is a `write(2)` under a process-wide lock on the request path: one slow consumer then stops everything.
@@ -19,16 +21,23 @@ final class LogWriter: Sendable {
     private nonisolated(unsafe) var writing = false          // guarded by `condition`
     private let capacity: Int
     private let descriptor: Int32
+    /// How long the writer lets lines gather after a write, in seconds.
+    private let batchPause: TimeInterval
     private let dropped = Atomic<Int>(0)
+    private let writes = Atomic<Int>(0)
     private let started = Atomic<Bool>(false)
 
-    init(capacityBytes: Int, descriptor: Int32) {
+    init(capacityBytes: Int, descriptor: Int32, batchPause: Duration = .milliseconds(2)) {
         self.capacity = capacityBytes
         self.descriptor = descriptor
+        self.batchPause = Double(batchPause.components.seconds) + Double(batchPause.components.attoseconds) / 1e18
     }
 
     /// Lines dropped because the buffer was full.
     var droppedLines: Int { dropped.load(ordering: .relaxed) }
+
+    /// Batches written so far (each one `write(2)` unless the output took it in parts).
+    var batchesWritten: Int { writes.load(ordering: .relaxed) }
 
     /// Queues one line (a newline is added); never blocks on the output.
     func write(_ line: String) {
@@ -76,6 +85,7 @@ final class LogWriter: Sendable {
             queued.removeAll(keepingCapacity: true)
             writing = true
             condition.unlock()
+            writes.add(1, ordering: .relaxed)
             batch.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
@@ -89,6 +99,7 @@ final class LogWriter: Sendable {
             writing = false
             condition.broadcast()
             condition.unlock()
+            if batchPause > 0 { Thread.sleep(forTimeInterval: batchPause) }
         }
     }
 }

@@ -77,6 +77,43 @@ import Testing
         #expect(writer.droppedLines == 0)
     }
 
+    /// Under load the writer pauses after each write, so one write carries many lines; none is lost or reordered.
+    @Test func linesArrivingTogetherGoOutInFewWritesEachProducerInOrder() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let writer = LogWriter(capacityBytes: 4 << 20, descriptor: descriptors[1], batchPause: .milliseconds(100))
+        let readEnd = descriptors[0]
+        let received = Received()
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            var total: [UInt8] = []
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count <= 0 { break }
+                total.append(contentsOf: buffer[0 ..< count])
+            }
+            received.set(total)
+        }
+        reader.start()
+        let producers = (0 ..< 4).map { producer in
+            Thread { for line in 0 ..< 2_500 { writer.write("p\(producer) \(line)") } }
+        }
+        for thread in producers { thread.start() }
+        let deadline = Date().addingTimeInterval(30)
+        while producers.contains(where: { !$0.isFinished }) && Date() < deadline { usleep(1_000) }
+        writer.flush(timeout: 10)
+        close(descriptors[1])
+        while received.get() == nil && Date() < deadline { usleep(10_000) }
+        let lines = String(decoding: received.get() ?? [], as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 10_000)
+        for producer in 0 ..< 4 {
+            let numbers = lines.filter { $0.hasPrefix("p\(producer) ") }.map { Int($0.split(separator: " ")[1]) }
+            #expect(numbers == (0 ..< 2_500).map { $0 }, "producer \(producer)")
+        }
+        #expect(writer.batchesWritten < 100, "\(writer.batchesWritten) writes for 10,000 lines")
+        #expect(writer.droppedLines == 0)
+    }
+
     @Test func accessLogFieldsComeInKeyOrder() throws {
         let lines = LoggerTests.Lines()
         let logger = Logger(level: .info) { lines.append($0) }
@@ -95,6 +132,7 @@ import Testing
     /// What the reader thread received, once it has seen the end of the pipe.
     final class Received: @unchecked Sendable { // guarded by `lock`
         static let shared = Received()
+        init() {}
         private let lock = NSLock()
         private var bytes: [UInt8]?
         func set(_ value: [UInt8]) { lock.withLock { bytes = value } }
