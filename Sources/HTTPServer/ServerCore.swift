@@ -124,6 +124,7 @@ final class ServerCore: Sendable {
         MHD_suspend_connection(context.connection)
         requests.insert(context)
         context.state.withLock { $0.suspended = true }
+        monitor.track(id: context.id, since: context.startedAt)
         // Created outside the lock: the task may finish (and take the lock to deliver) before this thread goes on.
         let task = Task {
             let response = await self.respond(to: request)

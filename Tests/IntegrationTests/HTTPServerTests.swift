@@ -170,6 +170,40 @@ struct HTTPServerEndToEndTests {
         }
     }
 
+    /// Many slow requests at once, half of whose clients leave: exactly those handlers are cancelled (the monitor
+    /// takes each suspended request once, in arrival order, rather than walking them all on every pass).
+    @Test func amongManySlowRequestsOnlyThoseWhoseClientsLeftAreCancelled() async throws {
+        let started = Counter()
+        let cancelled = Counter()
+        try await withTestServer({ router in
+            router.get("/slow") { _ in
+                started.increment()
+                do {
+                    try await Task.sleep(for: .seconds(30))
+                } catch {
+                    cancelled.increment()
+                    throw error
+                }
+                return .empty()
+            }
+        }) { server, port in
+            var sockets: [RawSocket] = []
+            for _ in 0 ..< 60 {
+                let socket = try RawSocket(port: port)
+                try socket.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+                sockets.append(socket)
+            }
+            #expect(await eventually(timeout: .seconds(10)) { started.count == 60 })
+            for (index, socket) in sockets.enumerated() where index % 2 == 0 { socket.shutdownAndClose() }
+            #expect(await eventually(timeout: .seconds(10)) { cancelled.count == 30 })
+            #expect(await eventually(timeout: .seconds(10)) { server.requestsInFlight == 30 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(cancelled.count == 30)
+            for (index, socket) in sockets.enumerated() where index % 2 == 1 { socket.shutdownAndClose() }
+            #expect(await eventually(timeout: .seconds(10)) { cancelled.count == 60 })
+        }
+    }
+
     @Test func streamedBodyArrivesInChunksAndEnds() async throws {
         try await withTestServer({ router in
             router.get("/stream") { _ in
