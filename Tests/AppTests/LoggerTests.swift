@@ -45,21 +45,8 @@ import Testing
 /// where a wake-up goes to a flush), and the access-log line keeps its fields in key order.
 @Suite struct LogWriterTests {
     @Test func everyLineIsWrittenWhileFlushesWait() throws {
-        var descriptors: [Int32] = [0, 0]
-        #expect(pipe(&descriptors) == 0)
-        let writer = LogWriter(capacityBytes: 1 << 20, descriptor: descriptors[1])
-        let readEnd = descriptors[0]
-        let reader = Thread {
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            var total: [UInt8] = []
-            while true {
-                let count = read(readEnd, &buffer, buffer.count)
-                if count <= 0 { break }
-                total.append(contentsOf: buffer[0 ..< count])
-            }
-            Received.shared.set(total)
-        }
-        reader.start()
+        let (writeEnd, received) = Self.pipeRead()
+        let writer = LogWriter(capacityBytes: 1 << 20, descriptor: writeEnd)
         for round in 0 ..< 200 {
             let flusher = Thread { writer.flush(timeout: 5) }
             flusher.start()
@@ -67,10 +54,10 @@ import Testing
             if round % 10 == 0 { usleep(1_000) }
         }
         writer.flush(timeout: 10)
-        close(descriptors[1])
+        close(writeEnd)
         let deadline = Date().addingTimeInterval(10)
-        while Received.shared.get() == nil && Date() < deadline { usleep(10_000) }
-        let text = String(decoding: Received.shared.get() ?? [], as: UTF8.self)
+        while received.get() == nil && Date() < deadline { usleep(10_000) }
+        let text = String(decoding: received.get() ?? [], as: UTF8.self)
         let lines = text.split(separator: "\n")
         #expect(lines.count == 2_000)
         #expect(lines.last == "line 199.9")
@@ -79,22 +66,8 @@ import Testing
 
     /// Under load the writer pauses after each write, so one write carries many lines; none is lost or reordered.
     @Test func linesArrivingTogetherGoOutInFewWritesEachProducerInOrder() throws {
-        var descriptors: [Int32] = [0, 0]
-        #expect(pipe(&descriptors) == 0)
-        let writer = LogWriter(capacityBytes: 4 << 20, descriptor: descriptors[1], batchPause: .milliseconds(100))
-        let readEnd = descriptors[0]
-        let received = Received()
-        let reader = Thread {
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            var total: [UInt8] = []
-            while true {
-                let count = read(readEnd, &buffer, buffer.count)
-                if count <= 0 { break }
-                total.append(contentsOf: buffer[0 ..< count])
-            }
-            received.set(total)
-        }
-        reader.start()
+        let (writeEnd, received) = Self.pipeRead()
+        let writer = LogWriter(capacityBytes: 4 << 20, descriptor: writeEnd, batchPause: .milliseconds(100))
         let producers = (0 ..< 4).map { producer in
             Thread { for line in 0 ..< 2_500 { writer.write("p\(producer) \(line)") } }
         }
@@ -102,7 +75,7 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         while producers.contains(where: { !$0.isFinished }) && Date() < deadline { usleep(1_000) }
         writer.flush(timeout: 10)
-        close(descriptors[1])
+        close(writeEnd)
         while received.get() == nil && Date() < deadline { usleep(10_000) }
         let lines = String(decoding: received.get() ?? [], as: UTF8.self).split(separator: "\n")
         #expect(lines.count == 10_000)
@@ -129,10 +102,28 @@ import Testing
         #expect(object["status"] as? Int == 200)
     }
 
+    /// A pipe whose read end a thread drains until it is closed: the write end, and what the thread received.
+    static func pipeRead() -> (writeEnd: Int32, received: Received) {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let readEnd = descriptors[0]
+        let received = Received()
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            var total: [UInt8] = []
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count <= 0 { break }
+                total.append(contentsOf: buffer[0 ..< count])
+            }
+            received.set(total)
+        }
+        reader.start()
+        return (descriptors[1], received)
+    }
+
     /// What the reader thread received, once it has seen the end of the pipe.
     final class Received: @unchecked Sendable { // guarded by `lock`
-        static let shared = Received()
-        init() {}
         private let lock = NSLock()
         private var bytes: [UInt8]?
         func set(_ value: [UInt8]) { lock.withLock { bytes = value } }

@@ -192,11 +192,13 @@ struct ConnectionHandoffTests {
         }
     }
 
-    @Test func aClientThatStopsSendingMidLineIsClosedNotLeftToSit() async throws {
+    /// A client that half-closes before its head is whole (mid-line or mid-headers) can send no request.
+    @Test(arguments: ["GET /stream/1", "GET /stream/1 HTTP/1.1\r\nHost: x\r\nAccept: text/"])
+    func aClientThatStopsSendingMidHeadIsClosedNotLeftToSit(partial: String) async throws {
         try await Self.withServers { servers in
             let outcome = try await onThread { () -> Int in
                 let socket = try RawSocket(port: servers.port)
-                try socket.send("GET /stream/1")
+                try socket.send(partial)
                 usleep(50_000)
                 shutdown(socket.fd, Int32(SHUT_WR))
                 var buffer = [UInt8](repeating: 0, count: 512)
@@ -206,23 +208,6 @@ struct ConnectionHandoffTests {
                 return got < 0 ? -Int(errno) : got
             }
             // Closed at once, as libmicrohttpd itself does; a timeout (-EAGAIN) would mean it was left to sit.
-            #expect(outcome == 0)
-        }
-    }
-
-    @Test func aClientThatStopsSendingMidHeadIsClosedNotLeftToSit() async throws {
-        try await Self.withServers { servers in
-            let outcome = try await onThread { () -> Int in
-                let socket = try RawSocket(port: servers.port)
-                try socket.send("GET /stream/1 HTTP/1.1\r\nHost: x\r\nAccept: text/")
-                usleep(50_000)
-                shutdown(socket.fd, Int32(SHUT_WR))
-                var buffer = [UInt8](repeating: 0, count: 512)
-                var tv = timeval(tv_sec: 5, tv_usec: 0)
-                setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-                let got = recv(socket.fd, &buffer, buffer.count, 0)
-                return got < 0 ? -Int(errno) : got
-            }
             #expect(outcome == 0)
         }
     }

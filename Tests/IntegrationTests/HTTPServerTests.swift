@@ -143,21 +143,24 @@ struct HTTPServerEndToEndTests {
         }
     }
 
+    /// `GET /slow`: counts its start, sleeps 30 s, and counts its cancellation.
+    static func addSlowRoute(to router: inout Router, started: Counter, cancelled: Counter) {
+        router.get("/slow") { _ in
+            started.increment()
+            do {
+                try await Task.sleep(for: .seconds(30))
+            } catch {
+                cancelled.increment()
+                throw error
+            }
+            return .empty()
+        }
+    }
+
     @Test func disconnectingClientCancelsItsHandler() async throws {
         let started = Counter()
         let cancelled = Counter()
-        try await withTestServer({ router in
-            router.get("/slow") { _ in
-                started.increment()
-                do {
-                    try await Task.sleep(for: .seconds(30))
-                } catch {
-                    cancelled.increment()
-                    throw error
-                }
-                return .empty()
-            }
-        }) { server, port in
+        try await withTestServer({ router in Self.addSlowRoute(to: &router, started: started, cancelled: cancelled) }) { server, port in
             let socket = try RawSocket(port: port)
             try socket.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await eventually { started.count == 1 })
@@ -175,18 +178,7 @@ struct HTTPServerEndToEndTests {
     @Test func amongManySlowRequestsOnlyThoseWhoseClientsLeftAreCancelled() async throws {
         let started = Counter()
         let cancelled = Counter()
-        try await withTestServer({ router in
-            router.get("/slow") { _ in
-                started.increment()
-                do {
-                    try await Task.sleep(for: .seconds(30))
-                } catch {
-                    cancelled.increment()
-                    throw error
-                }
-                return .empty()
-            }
-        }) { server, port in
+        try await withTestServer({ router in Self.addSlowRoute(to: &router, started: started, cancelled: cancelled) }) { server, port in
             var sockets: [RawSocket] = []
             for _ in 0 ..< 60 {
                 let socket = try RawSocket(port: port)
