@@ -179,6 +179,16 @@ struct StreamStartBatchTests {
         let rows = try await database.query("SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t (v, n) ORDER BY n",
                                             [PostgresArray(values)])
         #expect(try rows.map { try $0.decode("v", as: String?.self) } == values)
+        // Seeded: random strings over the characters an array literal treats specially, and multi-byte ones.
+        var random = SplitMix64(seed: 29)
+        let alphabet: [Character] = ["a", "\"", "\\", ",", "{", "}", " ", "N", "U", "L", "é", "😀", "\n", "'"]
+        let randomValues: [String?] = (0 ..< 200).map { _ in
+            Int.random(in: 0 ..< 10, using: &random) == 0 ? nil
+                : String((0 ..< Int.random(in: 0 ... 12, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+        }
+        let randomRows = try await database.query("SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t (v, n) ORDER BY n",
+                                                  [PostgresArray(randomValues)])
+        #expect(try randomRows.map { try $0.decode("v", as: String?.self) } == randomValues)
         await database.drop()
     }
 }

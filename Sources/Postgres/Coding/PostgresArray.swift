@@ -10,22 +10,26 @@ public struct PostgresArray: PostgresEncodable {
         elements = values.map { $0?.postgresText }
     }
 
-    /// The literal: `{"a","b\"c",NULL}`.
+    /// The literal: `{"a","b\"c",NULL}`. Built as UTF-8 bytes: a quote or backslash is escaped wherever it occurs,
+    /// and neither byte can be part of a multi-byte character, so the rest is copied as it is.
     public var postgresText: String {
-        var text = "{"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2 + elements.reduce(0) { $0 + ($1?.utf8.count ?? 4) + 3 })
+        bytes.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
-            if index > 0 { text += "," }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             guard let element else {
-                text += "NULL"
+                bytes.append(contentsOf: "NULL".utf8)
                 continue
             }
-            text += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" { text += "\\" }
-                text.unicodeScalars.append(character)
+            bytes.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
             }
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
-        return text + "}"
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
