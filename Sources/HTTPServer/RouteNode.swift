@@ -58,26 +58,38 @@ final class RouteNode: Sendable {
                          handlers: handlers)
     }
 
+    /// The route for `method` and `path`. Where a literal segment and a parameter both fit, the literal wins, unless
+    /// nothing under it serves the request: then the parameter's routes are tried (so `/feeds/special` with only
+    /// `/feeds/special/items` and `/feeds/{key}` registered is the feed "special", not a 404). A path that some route
+    /// fits, but for other methods only, is 405 with those methods.
     func match(method: String, path: String) -> Match {
         var parameters: [String: String] = [:]
-        parameters.reserveCapacity(2)
-        guard let node = find(RouteNode.segments(of: path)[...], &parameters) else { return .notFound }
-        if let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) {
+        if let handler = find(path[...], &parameters, { $0.handlers[method] ?? (method == "HEAD" ? $0.handlers["GET"] : nil) }) {
             return .found(handler, parameters: parameters)
         }
-        if node.handlers.isEmpty { return .notFound }
-        var allowed = Set(node.handlers.keys)
-        if allowed.contains("GET") { allowed.insert("HEAD") }
-        return .methodNotAllowed(allowed.sorted())
+        let allowed = find(path[...], &parameters) { node -> [String]? in
+            guard !node.handlers.isEmpty else { return nil }
+            var allowed = Set(node.handlers.keys)
+            if allowed.contains("GET") { allowed.insert("HEAD") }
+            return allowed.sorted()
+        }
+        return allowed.map { .methodNotAllowed($0) } ?? .notFound
     }
 
-    private func find(_ segments: ArraySlice<Substring>, _ parameters: inout [String: String]) -> RouteNode? {
-        guard let head = segments.first else { return self }
-        if let literal = literals[head], let found = literal.find(segments.dropFirst(), &parameters) {
+    /// What `accept` makes of the first node, literal segments before parameters, that the segments of `path` lead
+    /// to (empty segments skipped, as `segments(of:)` does) and that `accept` takes; binds the parameters on the way.
+    /// Walks the path in place: no array of segments per request.
+    private func find<Found>(_ path: Substring, _ parameters: inout [String: String],
+                             _ accept: (RouteNode) -> Found?) -> Found? {
+        let slash = UInt8(ascii: "/")
+        guard let start = path.utf8.firstIndex(where: { $0 != slash }) else { return accept(self) }
+        let end = path.utf8[start...].firstIndex(of: slash) ?? path.endIndex
+        let head = path[start ..< end]
+        let rest = path[end...]
+        if let literal = literals[head], let found = literal.find(rest, &parameters, accept) {
             return found
         }
-        if let name = parameterName, let child = parameterChild,
-           let found = child.find(segments.dropFirst(), &parameters) {
+        if let name = parameterName, let child = parameterChild, let found = child.find(rest, &parameters, accept) {
             parameters[name] = String(head)
             return found
         }

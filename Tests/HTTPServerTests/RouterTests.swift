@@ -28,6 +28,20 @@ import Testing
         #expect(response.bodyBytes == Array("special".utf8))
     }
 
+    /// A literal segment wins only when something under it serves the request; else the parameter's route does.
+    @Test func aLiteralLeadingNowhereFallsBackToTheParameter() async throws {
+        var routes = Router()
+        routes.get("/feeds/{key}") { request in Response(status: 200, body: Array("feed \(request.parameter("key"))".utf8)) }
+        routes.get("/feeds/special/items") { _ in Response(status: 200, body: Array("items".utf8)) }
+        routes.delete("/feeds/archive") { _ in Response(status: 204) }
+        let router = routes.buildResponder()
+        #expect(try await router.respond(to: Request(method: "GET", path: "/feeds/special")).bodyBytes == Array("feed special".utf8))
+        #expect(try await router.respond(to: Request(method: "GET", path: "/feeds/special/items")).bodyBytes == Array("items".utf8))
+        #expect(try await router.respond(to: Request(method: "GET", path: "/feeds/archive")).bodyBytes == Array("feed archive".utf8))
+        #expect(try await router.respond(to: Request(method: "DELETE", path: "/feeds/archive")).status == 204)
+        await #expect(throws: Problem.self) { try await router.respond(to: Request(method: "POST", path: "/feeds/special")) }
+    }
+
     @Test func trailingSlashIsTolerated() async throws {
         let response = try await router().respond(to: Request(method: "GET", path: "/v1/feeds/news/"))
         #expect(response.status == 200)
