@@ -60,8 +60,8 @@ quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anEx
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
 quiet+="|connectTimesOutAgainstASilentServer"
 # Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
-# after `make run` (scripts/run.sh with its own private cluster), and hostile values sent to every documented
-# operation (no 5xx, every error problem+json).
+# after `make run` (scripts/run.sh with its own private cluster), hostile values sent to every documented
+# operation (no 5xx, every error problem+json), and event streams through the compose deployment's nginx.
 bin=$("$SWIFT" build --show-bin-path ${flags[@]+"${flags[@]}"})/switchboard
 # The throw-away cluster runs without fsync: the suite opens a few hundred databases at once (one per test), and
 # on a slow disk the fsyncs of their creation held new connections past their 5 s connect timeout. No test is
@@ -74,5 +74,7 @@ PG_FSYNC=off PYTHON=$python BIN=$bin scripts/with-temp-postgres.sh bash -c '
     DATABASE_URL="$DATABASE_URL dbname=walkthrough" "$PYTHON" -I Tests/contract/walkthrough.py "$BIN" &&
     "$PYTHON" -I Tests/contract/readme_walkthrough.py "$BIN" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE hostile" &&
-    DATABASE_URL="$DATABASE_URL dbname=hostile" "$PYTHON" -I Tests/contract/hostile_input.py "$BIN"
+    DATABASE_URL="$DATABASE_URL dbname=hostile" "$PYTHON" -I Tests/contract/hostile_input.py "$BIN" &&
+    psql "$DATABASE_URL" -q -c "CREATE DATABASE nginx" &&
+    DATABASE_URL="$DATABASE_URL dbname=nginx" scripts/check-nginx-streams.sh "$BIN"
 ' "$SWIFT" "$quiet" ${flags[@]+"${flags[@]}"} "$@"
