@@ -95,8 +95,10 @@ def start_service(binary, scratch):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         text = (scratch / "run.log").read_text(errors="replace")
-        if "paste:" in text:
-            block = text.split("paste:", 1)[1].lstrip("\n").split("\n\n", 1)[0]
+        # The block is complete once the blank line after it has been written (run.sh prints it line by line).
+        after = text.split("paste:", 1)[1].lstrip("\n") if "paste:" in text else ""
+        if "\n\n" in after:
+            block = after.split("\n\n", 1)[0]
             return service, [line.strip() for line in block.splitlines()]
         if service.poll() is not None:
             raise SystemExit(f"readme: scripts/run.sh exited {service.returncode}:\n{text}")
