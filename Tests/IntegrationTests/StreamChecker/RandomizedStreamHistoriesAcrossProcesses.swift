@@ -197,7 +197,13 @@ struct StreamCheckRun: Sendable {
         let kill = try await cluster.killAndRestart(restartIndex)
         facts.kills.append(kill)
         let listenerTerminated = await listenerFault.value
-        if let revokedAt = await revocation.value { facts.revoked = (rooms[0].viewer, revokedAt) }
+        if let revokedAt = await revocation.value {
+            facts.revoked = (rooms[0].viewer, revokedAt)
+        } else if let revokedAt = try await revokedAt(rooms[0].viewer) {
+            // Unacknowledged (its replica was killed, or the answer was lost) but committed: it happened, when the
+            // database says.
+            facts.revoked = (rooms[0].viewer, revokedAt)
+        }
         for writer in writers { await writer.value }
 
         var connections: [ObservedConnection] = []
@@ -330,6 +336,13 @@ struct StreamCheckRun: Sendable {
             Thread.sleep(forTimeInterval: Double(rng.next() % 60) / 1000)
         }
         return (observed, false)
+    }
+
+    /// When the session of `token` was revoked, if it was.
+    private func revokedAt(_ token: String) async throws -> Date? {
+        let rows = try await database.query(
+            "SELECT revoked_at FROM sessions WHERE token_hash = sha256(convert_to($1, 'UTF8'))", [token])
+        return try rows.first?.decode("revoked_at", as: Date?.self)
     }
 
     /// Every message or media change a writer acknowledged is stored once.
