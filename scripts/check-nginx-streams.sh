@@ -6,10 +6,11 @@
 #   scripts/check-nginx-streams.sh BIN   (DATABASE_URL set)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/nginx-site.sh
+source scripts/nginx-site.sh
 bin=$1
 : "${DATABASE_URL:?DATABASE_URL must be set}"
 scripts/ensure-deps.sh --build-only nginx-light curl >/dev/null
-nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 dir=$(mktemp -d)
 pids=()
@@ -30,30 +31,8 @@ pids+=($!)
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || fail "Switchboard did not become ready"
 
-sed -e "s/switchboard-[12]:8080/127.0.0.1:$port/" -e "s/switchboard-[12]:8081/127.0.0.1:$stream_port/" -e "s/listen 80;/listen 127.0.0.1:$front;/" docker/nginx.conf \
-    >"$dir/site.conf"
-user=""
-[ "$(id -u)" -eq 0 ] && user="user root;"
-mkdir -p "$dir/tmp"
-cat >"$dir/nginx.conf" <<CONF
-$user
-daemon off;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
-    include $dir/site.conf;
-}
-CONF
-"$nginx" -t -q -c "$dir/nginx.conf" -p "$dir"
-"$nginx" -c "$dir/nginx.conf" -p "$dir" &
-pids+=($!)
+run_site_nginx "$dir" "$front" "$port" "$stream_port"
+pids+=("$nginx_pid")
 base="http://127.0.0.1:$front"
 for _ in $(seq 1 50); do curl -sf -o /dev/null "$base/healthz" && break; sleep 0.1; done
 

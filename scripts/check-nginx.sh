@@ -3,8 +3,9 @@
 # errors are problem+json: 502 when no replica answers, 413 for a body over the limit, 404 for /metrics.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/nginx-site.sh
+source scripts/nginx-site.sh
 scripts/ensure-deps.sh --build-only nginx-light curl >/dev/null
-nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 dir=$(mktemp -d)
 pid=""
@@ -17,30 +18,8 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 port=$(free_port)
 closed=$(free_port)   # nothing listens there: every upstream connection is refused
 
-sed -e "s/switchboard-[12]:808[01]/127.0.0.1:$closed/" -e "s/listen 80;/listen 127.0.0.1:$port;/" docker/nginx.conf \
-    >"$dir/site.conf"
-user=""
-[ "$(id -u)" -eq 0 ] && user="user root;"
-mkdir -p "$dir/tmp"
-cat >"$dir/nginx.conf" <<CONF
-$user
-daemon off;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
-    include $dir/site.conf;
-}
-CONF
-"$nginx" -t -q -c "$dir/nginx.conf" -p "$dir"
-"$nginx" -c "$dir/nginx.conf" -p "$dir" &
-pid=$!
+run_site_nginx "$dir" "$port" "$closed" "$closed"
+pid=$nginx_pid
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 
 failures=0
