@@ -51,7 +51,7 @@ public final class RateLimiter: Sendable {
     /// Seconds on the monotonic clock.
     public static func now() -> Double {
         let elapsed = ContinuousClock.now - ContinuousClock.Instant.zeroReference
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.inSeconds
     }
 
     /// The `RateLimit-Policy` header value (IETF draft-ietf-httpapi-ratelimit-headers-08).

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import Synchronization
 
@@ -30,7 +31,7 @@ final class LogWriter: Sendable {
     init(capacityBytes: Int, descriptor: Int32, batchPause: Duration = .milliseconds(2)) {
         self.capacity = capacityBytes
         self.descriptor = descriptor
-        self.batchPause = Double(batchPause.components.seconds) + Double(batchPause.components.attoseconds) / 1e18
+        self.batchPause = batchPause.inSeconds
     }
 
     /// Lines dropped because the buffer was full.

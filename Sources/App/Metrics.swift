@@ -46,7 +46,7 @@ final class Metrics: Sendable {
 
     /// Records one database statement.
     func recordQuery(_ duration: Duration, succeeded: Bool) {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let seconds = duration.inSeconds
         store.withLock { store in
             store.queries.observe(seconds)
             if !succeeded { store.failedQueries += 1 }

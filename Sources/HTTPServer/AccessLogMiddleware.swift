@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 
 /// One access-log record: what a request was and how it ended.
@@ -56,7 +57,7 @@ public struct AccessLogMiddleware: Middleware {
 
     private func log(_ request: Request, status: Int, time: Date, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         sink(AccessLogEntry(time: time, requestID: request.id, method: request.method, route: request.route,
                             status: status, duration: seconds))
     }

@@ -1,3 +1,5 @@
+import Coordination
+
 /// A token bucket for log lines: `burst` at once, then `perSecond` a second.
 struct LogBudget {
     var burst = 20.0
@@ -9,7 +11,7 @@ struct LogBudget {
     mutating func take(now: ContinuousClock.Instant) -> Bool {
         if let last {
             let elapsed = now - last
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             tokens = min(burst, tokens + seconds * perSecond)
         }
         last = now

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 
 /// One thread that runs actions at deadlines, for every connection of the process: statement deadlines cost a heap
@@ -54,7 +55,7 @@ final class DeadlineTimer: @unchecked Sendable { // `pending`, `heap` and `nextI
                 // At most a second at a time, then the monotonic clock decides again: the wait itself is measured on
                 // the wall clock, which may jump.
                 let wait = min(first.at - now, .seconds(1))
-                let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+                let seconds = wait.inSeconds
                 _ = condition.wait(until: Date().addingTimeInterval(seconds))
                 continue
             }
