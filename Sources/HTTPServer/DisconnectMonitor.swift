@@ -9,15 +9,15 @@ import Glibc
 /// cancels its request's task even though libmicrohttpd does not poll suspended connections.
 ///
 /// Fast requests barely touch it: each suspended request is noted in arrival order (`track`), and only those still
-/// suspended after `watchAfter` are registered (with `EPOLLRDHUP`), and removed before their connection is resumed. A streamed response is
-/// registered when it starts and stays registered until it ends. A client that closes only its sending side
+/// suspended after `watchAfter` are registered (with `EPOLLRDHUP`), and removed before their connection is resumed.
+/// A streamed response is registered when it starts and stays registered until it ends. A client that closes only its sending side
 /// (a half-close) is taken as gone, as it is for a long request: for event streams that is what clients do.
 final class DisconnectMonitor: Sendable {
     let epoll: Int32
     private let wakeup: Int32
     private let watchAfter: Duration
-    /// Guards the requests suspended since the monitor's last pass, oldest first.
-    private let arrivals = Locked<[SuspensionQueue.Entry]>([])
+    /// Guards the suspended requests the monitor has not looked at yet, oldest first.
+    private let suspended = Locked(SuspensionQueue())
 
     init(watchAfter: Duration) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -37,7 +37,7 @@ final class DisconnectMonitor: Sendable {
 
     /// Notes a request just suspended, to be watched if it is still suspended after `watchAfter`.
     func track(id: UInt64, since: ContinuousClock.Instant) {
-        arrivals.withLock { $0.append((id: id, since: since)) }
+        suspended.withLock { $0.append((id: id, since: since)) }
     }
 
     /// Stops the monitor thread.
@@ -49,7 +49,6 @@ final class DisconnectMonitor: Sendable {
     private func run(registry: InFlightRegistry, streams: InFlightRegistry) {
         let timeoutMS = Int32(max(1, watchAfter.wholeMilliseconds))
         var events = [epoll_event](repeating: epoll_event(), count: 64)
-        var suspended = SuspensionQueue()
         while true {
             let count = epoll_wait(epoll, &events, Int32(events.count), timeoutMS)
             if count > 0 {
@@ -63,11 +62,9 @@ final class DisconnectMonitor: Sendable {
                     (registry.context(id: id) ?? streams.context(id: id))?.clientWentAway()
                 }
             }
-            var taken: [SuspensionQueue.Entry] = []
-            arrivals.withLock { swap(&$0, &taken) }
-            suspended.append(contentsOf: taken)
+            let cutoff = ContinuousClock.now - watchAfter
             // A request answered meanwhile has left the registry (or is found answered): nothing to watch.
-            for id in suspended.takeArrived(before: ContinuousClock.now - watchAfter) {
+            for id in suspended.withLock({ $0.takeArrived(before: cutoff) }) {
                 registry.context(id: id)?.watchIfStillSuspended(epoll: epoll)
             }
         }

@@ -2,7 +2,7 @@
 /// that have come of age since the last one, each once, instead of walking every request in flight (with thousands of
 /// slow requests, as in a storm of stream starts, that walk every few milliseconds cost several percent of the CPU).
 ///
-/// A plain value, kept by the monitor's thread.
+/// A plain value; the monitor keeps it behind a lock, as the server's threads append and its own thread takes.
 struct SuspensionQueue {
     /// A suspended request: its id and when it arrived.
     typealias Entry = (id: UInt64, since: ContinuousClock.Instant)
@@ -13,9 +13,9 @@ struct SuspensionQueue {
     /// Requests not yet taken.
     var count: Int { entries.count - head }
 
-    /// Adds requests suspended since the last call, oldest first.
-    mutating func append(contentsOf arrivals: [Entry]) {
-        entries.append(contentsOf: arrivals)
+    /// Adds a request just suspended.
+    mutating func append(_ entry: Entry) {
+        entries.append(entry)
     }
 
     /// The ids of the requests that arrived before `cutoff`, oldest first, each returned once. Stops at the first

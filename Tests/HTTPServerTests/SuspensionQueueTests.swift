@@ -11,18 +11,19 @@ struct SuspensionQueueTests {
 
     @Test func requestsComeOutOnceWhenOldEnoughInArrivalOrder() {
         var queue = SuspensionQueue()
-        queue.append(contentsOf: [(id: 1, since: at(0)), (id: 2, since: at(10)), (id: 3, since: at(20))])
+        for entry in [(id: UInt64(1), since: at(0)), (id: 2, since: at(10)), (id: 3, since: at(20))] { queue.append(entry) }
         #expect(queue.takeArrived(before: at(0)).isEmpty)
         #expect(queue.takeArrived(before: at(15)) == [1, 2])
         #expect(queue.takeArrived(before: at(15)).isEmpty)
-        queue.append(contentsOf: [(id: 4, since: at(30))])
+        queue.append((id: 4, since: at(30)))
         #expect(queue.takeArrived(before: at(100)) == [3, 4])
         #expect(queue.count == 0)
     }
 
     @Test func aRequestAppendedOutOfOrderWaitsForTheNextPass() {
         var queue = SuspensionQueue()
-        queue.append(contentsOf: [(id: 1, since: at(50)), (id: 2, since: at(10))])
+        queue.append((id: 1, since: at(50)))
+        queue.append((id: 2, since: at(10)))
         #expect(queue.takeArrived(before: at(40)).isEmpty)
         #expect(queue.takeArrived(before: at(60)) == [1, 2])
     }
@@ -44,7 +45,7 @@ struct SuspensionQueueTests {
                 nextID += 1
                 return (id: nextID, since: at(clock - Int.random(in: 0 ... 2, using: &random)))
             }
-            queue.append(contentsOf: batch)
+            for entry in batch { queue.append(entry) }
             appended += batch
             for entry in batch { arrivedAt[entry.id] = entry.since }
             let cutoff = at(clock - 50)
