@@ -87,9 +87,9 @@ public struct Configuration: Sendable {
 
     /// The settings of the event streams' own daemon, from the API daemon's `server`: a held stream's largest cost is
     /// libmicrohttpd's memory pool per connection, so it is 4 KiB here (16 KiB for the API). The front hands this
-    /// daemon only heads of at most 2 KiB, which fit with room for the response; on `STREAM_PORT` a longer head is
-    /// refused by libmicrohttpd (431). Chunked bodies (HTTP/1.1) are written from that pool, so the response's own
-    /// block serves only HTTP/1.0 clients, and is small.
+    /// daemon only heads of at most 2 KiB, which fit with room for the response; on `STREAM_PORT` a head over about
+    /// 3.2 KB is refused by libmicrohttpd (closed without an answer, or 431 from 4 KB on). Chunked bodies (HTTP/1.1)
+    /// are written from that pool, so the response's own block serves only HTTP/1.0 clients, and is small.
     public static func eventStreamServer(like server: ServerConfiguration) -> ServerConfiguration {
         var streams = server
         streams.connectionMemoryLimit = 4 * 1024

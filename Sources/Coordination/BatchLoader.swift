@@ -3,9 +3,9 @@
 /// by several callers at once is loaded once for all of them.
 ///
 /// A batch starts at once when fewer than `maxConcurrentBatches` run (a lone caller never waits for company) and takes
-/// at most `maxBatchSize` keys, oldest first. While the loader is busy — keys came while a batch ran — the next batch
-/// first waits `gather` for more keys to join (unless it is full already): in a storm of arrivals this trades a few
-/// milliseconds per caller for far fewer, fuller batches. Batches run in tasks of their own: a caller that is
+/// at most `maxBatchSize` keys, oldest first. While the loader is busy (keys came while a batch ran), the next
+/// batch first waits `gather` for more keys to join (unless it is full already): in a storm of arrivals this trades
+/// a few milliseconds per caller for far fewer, fuller batches. Batches run in tasks of their own: a caller that is
 /// cancelled stops waiting (with `CancellationError`) and its key's batch goes on for the others; a batch that fails
 /// fails exactly its own callers.
 public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
@@ -38,7 +38,8 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time, each
     /// batch after the first of a busy spell gathering keys for `gather` first.
-    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 1, gather: Duration = .zero, load: @escaping Load) {
+    public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 1, gather: Duration = .zero,
+                load: @escaping Load) {
         precondition(maxBatchSize > 0 && maxConcurrentBatches > 0 && gather >= .zero)
         self.load = load
         self.maxBatchSize = maxBatchSize

@@ -22,8 +22,8 @@ final class ConnectionFront: @unchecked Sendable {
     }
 
     /// Binds the configured address and starts routing connections: to `handoff.server` when the first request
-    /// asks for one of its paths (and its head is short enough for the front to look at), else (or when it does not take them) to `fallback`; connections nobody
-    /// takes are closed.
+    /// asks for one of its paths (and its head is short enough for the front to look at), else (or when it does not
+    /// take them) to `fallback`; connections nobody takes are closed.
     static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff,
                       fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) throws
         -> ConnectionFront {

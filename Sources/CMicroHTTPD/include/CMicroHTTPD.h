@@ -77,8 +77,8 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection);
 static inline uint64_t sb_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
 /// Told of each connection the front accepted, on the front's thread: `target` is its first request's target
-/// (not NUL-terminated; NULL when its head was too long to look at, or the front was too busy to wait for it). The callee
-/// owns `fd` from then on: it hands it to a daemon with `MHD_add_connection` or closes it.
+/// (not NUL-terminated; NULL when its head was too long to look at, or the front was too busy to wait for it). The
+/// callee owns `fd` from then on: it hands it to a daemon with `MHD_add_connection` or closes it.
 typedef void (*sb_front_handoff_callback)(void *cls, int fd, const struct sockaddr *address, socklen_t address_length,
                                           const char *target, size_t target_length);
 
@@ -101,7 +101,8 @@ uint16_t sb_front_port(const sb_front *front);
 uint64_t sb_front_heads_late(const sb_front *front);
 
 /// Stops the thread (blocking until it has), closes the listening socket and the connections still waiting for
-/// their head, reports the final count of heads that came late, and frees the front. Call once; no callback comes after it returns.
+/// their head, reports the final count of heads that came late, and frees the front. Call once; no callback comes
+/// after it returns.
 void sb_front_stop(sb_front *front, uint64_t *heads_late);
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit, or -1.
