@@ -294,12 +294,17 @@ struct StreamCheckRun: Sendable {
                 continue
             }
             connection.status = client.status
-            if client.status == 401 { observed.append(connection); return (observed, false) }
-            if client.status == 204 { observed.append(connection); return (observed, true) }
-            if client.status != 200 {
+            switch FollowStep.after(status: client.status, start: start) {
+            case .read:
+                break
+            case .again:
                 client.socket.shutdownAndClose()
                 observed.append(connection)
                 continue
+            case .stop(let finished):
+                client.socket.shutdownAndClose()
+                observed.append(connection)
+                return (observed, finished)
             }
             let budget = finalSeen ? Int.max : 1 + Int(rng.next() % 12)
             var read = 0

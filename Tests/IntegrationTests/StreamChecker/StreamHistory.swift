@@ -25,6 +25,29 @@ struct ObservedConnection: Sendable {
     var stalled = false
 }
 
+/// What a following subscriber does after a connection's status. A status means something only relative to the
+/// position it answered: a 204 to a probe past the log's end says the interaction is over, not that this subscriber
+/// holds its final event (it may have hung up just before that event was written), so only a 204 to a position the
+/// subscriber really holds ends its following.
+enum FollowStep: Sendable, Equatable {
+    /// Read the events of this 200.
+    case read
+    /// Connect again (from a new random start).
+    case again
+    /// Stop following; `finished` when the subscriber holds its interaction's final event.
+    case stop(finished: Bool)
+
+    static func after(status: Int, start: ObservedConnection.Start) -> FollowStep {
+        switch (status, start) {
+        case (200, _): .read
+        case (401, _): .stop(finished: false)
+        case (204, .future), (204, .garbage): .again
+        case (204, _): .stop(finished: true)
+        default: .again
+        }
+    }
+}
+
 /// One event of the interaction's log, as stored in Postgres: the source of truth.
 struct LoggedEvent: Sendable {
     let seq: Int64
