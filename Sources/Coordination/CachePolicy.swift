@@ -14,6 +14,7 @@ public enum CachePolicy: Sendable, Hashable {
     case timeToLive(Duration, maxEntries: Int)
 
     /// How many values the cache holds at most; zero when caching is off.
+    @inlinable
     var maxEntries: Int {
         switch self {
         case .disabled: 0

@@ -3,24 +3,27 @@
 /// A pure value with O(1) operations: entries live in an array of slots threaded by a doubly linked list from the
 /// newest (most recently inserted or read) to the oldest. Expired entries are dropped lazily, when looked up or
 /// evicted, so ``count`` may include some.
+@usableFromInline
 struct LRUCache<Key: Hashable, Value> {
-    private struct Entry {
-        var key: Key
-        var value: Value
-        var expiry: ContinuousClock.Instant?
+    @usableFromInline
+    struct Entry {
+        @usableFromInline var key: Key
+        @usableFromInline var value: Value
+        @usableFromInline var expiry: ContinuousClock.Instant?
         /// The slot used more recently than this one, nil for the newest.
-        var newer: Int?
+        @usableFromInline var newer: Int?
         /// The slot used less recently than this one, nil for the oldest.
-        var older: Int?
+        @usableFromInline var older: Int?
     }
 
     /// The most entries held; inserting into a full cache first evicts the oldest. Zero keeps nothing.
     let capacity: Int
-    private var slotsByKey: [Key: Int] = [:]
-    private var slots: [Entry?] = []
-    private var freeSlots: [Int] = []
-    private var newest: Int?
-    private var oldest: Int?
+    // Internal for inlining: the hit path (``value(for:now:)``) is specialised in the modules that look values up.
+    @usableFromInline var slotsByKey: [Key: Int] = [:]
+    @usableFromInline var slots: [Entry?] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var newest: Int?
+    @usableFromInline var oldest: Int?
 
     init(capacity: Int) {
         self.capacity = max(0, capacity)
@@ -29,6 +32,7 @@ struct LRUCache<Key: Hashable, Value> {
     var count: Int { slotsByKey.count }
 
     /// The value for `key` unless it expired at or before `now`; a hit makes the entry the newest.
+    @inlinable
     mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
         guard let slot = slotsByKey[key], let entry = slots[slot] else { return nil }
         if let expiry = entry.expiry, expiry <= now {
@@ -63,6 +67,7 @@ struct LRUCache<Key: Hashable, Value> {
     }
 
     /// Drops the entry for `key`, if any.
+    @inlinable
     mutating func remove(_ key: Key) {
         guard let slot = slotsByKey.removeValue(forKey: key) else { return }
         unlink(slot)
@@ -75,7 +80,8 @@ struct LRUCache<Key: Hashable, Value> {
     }
 
     /// Puts an unlinked slot at the newest end.
-    private mutating func link(_ slot: Int) {
+    @inlinable
+    mutating func link(_ slot: Int) {
         slots[slot]!.older = newest
         slots[slot]!.newer = nil
         if let newest { slots[newest]!.newer = slot }
@@ -83,13 +89,15 @@ struct LRUCache<Key: Hashable, Value> {
         if oldest == nil { oldest = slot }
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable
+    mutating func unlink(_ slot: Int) {
         let (newer, older) = (slots[slot]!.newer, slots[slot]!.older)
         if let newer { slots[newer]!.older = older } else { newest = older }
         if let older { slots[older]!.newer = newer } else { oldest = newer }
     }
 
-    private mutating func moveToNewest(_ slot: Int) {
+    @inlinable
+    mutating func moveToNewest(_ slot: Int) {
         guard newest != slot else { return }
         unlink(slot)
         link(slot)

@@ -17,16 +17,19 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
 
     /// What the actor shares with threads that must not wait for it. The actor alone inserts and invalidates
     /// entries, in step with ``current``; readers only refresh recency, drop expired entries and count hits.
+    @usableFromInline
     struct Shared {
-        var cache: LRUCache<Key, Value>
-        var statistics = RequestCoordinatorStatistics()
+        @usableFromInline var cache: LRUCache<Key, Value>
+        @usableFromInline var statistics = RequestCoordinatorStatistics()
     }
 
-    let policy: CachePolicy
+    // `@usableFromInline`: ``cachedValue(for:)`` is inlined into its callers, so that the cache lookup is
+    // specialised for their key and value types (a hot feed page or token is looked up on every request).
+    @usableFromInline let policy: CachePolicy
     let lifetime: (@Sendable (Value) -> Duration?)?
-    let now: @Sendable () -> ContinuousClock.Instant
+    @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
     /// Guards the cache and the counters, which ``cachedValue(for:)`` and ``statistics`` read without an actor hop.
-    let shared: Locked<Shared>
+    @usableFromInline let shared: Locked<Shared>
     /// Every load someone waits for, including ones retired by invalidation.
     var loads: [LoadID: Load] = [:]
     /// Each key's current generation: the load new callers join, and the only one allowed to fill the cache.
@@ -73,19 +76,6 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         return try await joinOrStartLoad(for: key, deadline: deadline, load: load)
     }
 
-    /// The cached value for `key` if there is a fresh one, without waiting: for threads that cannot suspend.
-    ///
-    /// Never loads; nil means "not cached now", not "does not exist". A hit counts in ``statistics``.
-    public nonisolated func cachedValue(for key: Key) -> Value? {
-        guard policy.maxEntries > 0 else { return nil }
-        let now = now()
-        return shared.withLock { shared in
-            guard let value = shared.cache.value(for: key, now: now) else { return nil }
-            shared.statistics.cacheHits += 1
-            return value
-        }
-    }
-
     /// Forgets `key`'s cached value and retires its load in flight, so later callers load afresh.
     ///
     /// Call it after the write that changed the value commits (earlier, a load may read the old row and cache it),
@@ -122,6 +112,24 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
             var statistics = shared.statistics
             statistics.cachedEntries = shared.cache.count
             return statistics
+        }
+    }
+}
+
+// In an extension: a method of the actor's body is called through its vtable from other modules, while this one is
+// called directly and, being inlinable, specialised for the caller's key and value types (it runs on every request).
+extension RequestCoordinator {
+    /// The cached value for `key` if there is a fresh one, without waiting: for threads that cannot suspend.
+    ///
+    /// Never loads; nil means "not cached now", not "does not exist". A hit counts in ``statistics``.
+    @inlinable
+    public nonisolated func cachedValue(for key: Key) -> Value? {
+        guard policy.maxEntries > 0 else { return nil }
+        let now = now()
+        return shared.withLock { shared in
+            guard let value = shared.cache.value(for: key, now: now) else { return nil }
+            shared.statistics.cacheHits += 1
+            return value
         }
     }
 }

@@ -16,6 +16,9 @@ final class ConnectionContext: @unchecked Sendable {
     // Written on the libmicrohttpd thread only, before the task starts.
     var request: Request
     var bodyTooLarge = false
+    /// Whether the request ever joined the server's `requests` or `streams` registry (written and read on the
+    /// libmicrohttpd thread): one answered at once never did, and its completion skips their locks.
+    var registered = false
 
     /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
     let state = Locked(ConnectionState())

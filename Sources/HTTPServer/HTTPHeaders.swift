@@ -42,6 +42,8 @@ extension String {
     /// ASCII case-insensitive equality, without allocating.
     @inlinable
     func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        // Native strings know their UTF-8 length at once: most names differ in it.
+        guard self.utf8.count == other.utf8.count else { return false }
         var a = self.utf8.makeIterator()
         var b = other.utf8.makeIterator()
         while true {

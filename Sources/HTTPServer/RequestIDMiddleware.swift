@@ -35,20 +35,39 @@ public struct RequestIDMiddleware: Middleware {
     }
 }
 
-/// Generates unique request ids cheaply: a random per-process prefix and a counter.
+/// Generates unique request ids cheaply: a random per-process prefix and a counter, both in lowercase hex.
 final class RequestIDGenerator: Sendable {
     static let shared = RequestIDGenerator()
 
-    private let prefix: String
+    /// The prefix and its dash, as bytes.
+    private let prefix: [UInt8]
     private let counter = Atomic<UInt64>(0)
 
-    private init() {
-        let random = UInt64.random(in: 0 ... UInt64.max)
-        prefix = String(random, radix: 16)
+    private convenience init() {
+        self.init(prefix: UInt64.random(in: 0 ... UInt64.max))
+    }
+
+    /// A generator whose ids start with `prefix` in hex, for tests.
+    init(prefix: UInt64) {
+        self.prefix = Array((String(prefix, radix: 16) + "-").utf8)
     }
 
     func next() -> String {
-        let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(n, radix: 16)
+        RequestIDGenerator.format(prefix, counter.wrappingAdd(1, ordering: .relaxed).newValue)
+    }
+
+    /// `prefix` followed by `n` in lowercase hex without leading zeros, written in one go (this runs per request).
+    static func format(_ prefix: [UInt8], _ n: UInt64) -> String {
+        let digits = max(1, (64 - n.leadingZeroBitCount + 3) / 4)
+        return String(unsafeUninitializedCapacity: prefix.count + digits) { buffer in
+            _ = buffer.initialize(fromContentsOf: prefix)
+            var value = n
+            for index in stride(from: prefix.count + digits - 1, through: prefix.count, by: -1) {
+                let digit = UInt8(truncatingIfNeeded: value & 0xF)
+                buffer[index] = digit < 10 ? 0x30 + digit : 0x57 + digit
+                value >>= 4
+            }
+            return prefix.count + digits
+        }
     }
 }

@@ -9,17 +9,35 @@ final class RouteNode: Sendable {
         case notFound
     }
 
-    let literals: [Substring: RouteNode]
+    /// The literal segments that continue from here, scanned in order: a level has a handful, and comparing bytes
+    /// beats hashing the request's segment.
+    let literals: [(segment: String, node: RouteNode)]
     let parameterName: String?
     let parameterChild: RouteNode?
-    let handlers: [String: RouteHandler]
+    /// The routes ending here, by method (a handful at most, so a list).
+    let handlers: [(method: String, handler: RouteHandler)]
 
-    private init(literals: [Substring: RouteNode], parameterName: String?, parameterChild: RouteNode?,
-                 handlers: [String: RouteHandler]) {
+    private init(literals: [(segment: String, node: RouteNode)], parameterName: String?, parameterChild: RouteNode?,
+                 handlers: [(method: String, handler: RouteHandler)]) {
         self.literals = literals
         self.parameterName = parameterName
         self.parameterChild = parameterChild
         self.handlers = handlers
+    }
+
+    /// The handler registered here for `method`.
+    private func handler(for method: String) -> RouteHandler? {
+        for entry in handlers where entry.method == method { return entry.handler }
+        return nil
+    }
+
+    /// The child for the literal segment `segment`.
+    private func literal(_ segment: Substring) -> RouteNode? {
+        let bytes = segment.utf8
+        for entry in literals where entry.segment.utf8.count == bytes.count && entry.segment.utf8.elementsEqual(bytes) {
+            return entry.node
+        }
+        return nil
     }
 
     static func segments(of path: String) -> [Substring] {
@@ -52,10 +70,10 @@ final class RouteNode: Sendable {
                 literalEntries[head, default: []].append(rest)
             }
         }
-        return RouteNode(literals: literalEntries.mapValues { build($0) },
+        return RouteNode(literals: literalEntries.map { (segment: String($0.key), node: build($0.value)) },
                          parameterName: parameterName,
                          parameterChild: parameterEntries.isEmpty ? nil : build(parameterEntries),
-                         handlers: handlers)
+                         handlers: handlers.map { (method: $0.key, handler: $0.value) })
     }
 
     /// The route for `method` and `path`. Where a literal segment and a parameter both fit, the literal wins, unless
@@ -64,12 +82,12 @@ final class RouteNode: Sendable {
     /// fits, but for other methods only, is 405 with those methods.
     func match(method: String, path: String) -> Match {
         var parameters: [String: String] = [:]
-        if let handler = find(path[...], &parameters, { $0.handlers[method] ?? (method == "HEAD" ? $0.handlers["GET"] : nil) }) {
+        if let handler = find(path[...], &parameters, { $0.handler(for: method) ?? (method == "HEAD" ? $0.handler(for: "GET") : nil) }) {
             return .found(handler, parameters: parameters)
         }
         let allowed = find(path[...], &parameters) { node -> [String]? in
             guard !node.handlers.isEmpty else { return nil }
-            var allowed = Set(node.handlers.keys)
+            var allowed = Set(node.handlers.map(\.method))
             if allowed.contains("GET") { allowed.insert("HEAD") }
             return allowed.sorted()
         }
@@ -86,7 +104,7 @@ final class RouteNode: Sendable {
         let end = path.utf8[start...].firstIndex(of: slash) ?? path.endIndex
         let head = path[start ..< end]
         let rest = path[end...]
-        if let literal = literals[head], let found = literal.find(rest, &parameters, accept) {
+        if let literal = literal(head), let found = literal.find(rest, &parameters, accept) {
             return found
         }
         if let name = parameterName, let child = parameterChild, let found = child.find(rest, &parameters, accept) {

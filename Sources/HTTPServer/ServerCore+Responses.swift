@@ -14,7 +14,10 @@ extension ServerCore {
             handle = MHD_create_response_from_callback(
                 sb_mhd_size_unknown(), configuration.streamBlockSize, ServerCore.contentReader,
                 Unmanaged.passRetained(context).toOpaque(), ServerCore.contentReaderFree)
-            if handle != nil { streams.insert(context) }
+            if handle != nil {
+                context.registered = true
+                streams.insert(context)
+            }
         }
         guard let handle else { return .NO }
         for field in response.headers {

@@ -122,6 +122,7 @@ final class ServerCore: Sendable {
     private func start(_ context: ConnectionContext) -> MHD_Result {
         let request = context.request
         MHD_suspend_connection(context.connection)
+        context.registered = true
         requests.insert(context)
         context.state.withLock { $0.suspended = true }
         monitor.track(id: context.id, since: context.startedAt)
@@ -168,6 +169,7 @@ final class ServerCore: Sendable {
         slot.pointee = nil
         let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeRetainedValue()
         context.requestCompleted()
+        guard context.registered else { return }
         requests.remove(context.id)
         streams.remove(context.id)
     }
