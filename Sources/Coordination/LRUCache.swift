@@ -34,13 +34,14 @@ struct LRUCache<Key: Hashable, Value> {
     /// The value for `key` unless it expired at or before `now`; a hit makes the entry the newest.
     @inlinable
     mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
-        guard let slot = slotsByKey[key], let entry = slots[slot] else { return nil }
-        if let expiry = entry.expiry, expiry <= now {
+        // The entry's fields are read in place: copying the whole entry (key included) costs retains per hit.
+        guard let slot = slotsByKey[key], slots[slot] != nil else { return nil }
+        if let expiry = slots[slot]!.expiry, expiry <= now {
             remove(key)
             return nil
         }
         moveToNewest(slot)
-        return entry.value
+        return slots[slot]!.value
     }
 
     /// Stores `value` as the newest entry, replacing any for `key`; `expiry` nil means it never expires.

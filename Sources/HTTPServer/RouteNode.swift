@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One segment level of a built routing trie: immutable once built, so `Sendable` as it stands.
 ///
 /// A class so that matching walks references instead of copying nodes (and retaining their dictionaries) level
@@ -11,13 +15,13 @@ final class RouteNode: Sendable {
 
     /// The literal segments that continue from here, scanned in order: a level has a handful, and comparing bytes
     /// beats hashing the request's segment.
-    let literals: [(segment: String, node: RouteNode)]
+    let literals: [(segment: [UInt8], node: RouteNode)]
     let parameterName: String?
     let parameterChild: RouteNode?
     /// The routes ending here, by method (a handful at most, so a list).
     let handlers: [(method: String, handler: RouteHandler)]
 
-    private init(literals: [(segment: String, node: RouteNode)], parameterName: String?, parameterChild: RouteNode?,
+    private init(literals: [(segment: [UInt8], node: RouteNode)], parameterName: String?, parameterChild: RouteNode?,
                  handlers: [(method: String, handler: RouteHandler)]) {
         self.literals = literals
         self.parameterName = parameterName
@@ -32,10 +36,12 @@ final class RouteNode: Sendable {
     }
 
     /// The child for the literal segment `segment`.
-    private func literal(_ segment: Substring) -> RouteNode? {
-        let bytes = segment.utf8
-        for entry in literals where entry.segment.utf8.count == bytes.count && entry.segment.utf8.elementsEqual(bytes) {
-            return entry.node
+    private func literal(_ segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
+        for entry in literals where entry.segment.count == segment.count {
+            let equal = entry.segment.withUnsafeBufferPointer { literal in
+                segment.isEmpty || memcmp(literal.baseAddress!, segment.baseAddress!, segment.count) == 0
+            }
+            if equal { return entry.node }
         }
         return nil
     }
@@ -70,7 +76,7 @@ final class RouteNode: Sendable {
                 literalEntries[head, default: []].append(rest)
             }
         }
-        return RouteNode(literals: literalEntries.map { (segment: String($0.key), node: build($0.value)) },
+        return RouteNode(literals: literalEntries.map { (segment: Array($0.key.utf8), node: build($0.value)) },
                          parameterName: parameterName,
                          parameterChild: parameterEntries.isEmpty ? nil : build(parameterEntries),
                          handlers: handlers.map { (method: $0.key, handler: $0.value) })
@@ -81,11 +87,16 @@ final class RouteNode: Sendable {
     /// `/feeds/special/items` and `/feeds/{key}` registered is the feed "special", not a 404). A path that some route
     /// fits, but for other methods only, is 405 with those methods.
     func match(method: String, path: String) -> Match {
+        var path = path
+        return path.withUTF8 { bytes in match(method: method, bytes: bytes) }
+    }
+
+    private func match(method: String, bytes path: UnsafeBufferPointer<UInt8>) -> Match {
         var parameters: [String: String] = [:]
-        if let handler = find(path[...], &parameters, { $0.handler(for: method) ?? (method == "HEAD" ? $0.handler(for: "GET") : nil) }) {
+        if let handler = find(path, from: 0, &parameters, { $0.handler(for: method) ?? (method == "HEAD" ? $0.handler(for: "GET") : nil) }) {
             return .found(handler, parameters: parameters)
         }
-        let allowed = find(path[...], &parameters) { node -> [String]? in
+        let allowed = find(path, from: 0, &parameters) { node -> [String]? in
             guard !node.handlers.isEmpty else { return nil }
             var allowed = Set(node.handlers.map(\.method))
             if allowed.contains("GET") { allowed.insert("HEAD") }
@@ -96,19 +107,22 @@ final class RouteNode: Sendable {
 
     /// What `accept` makes of the first node, literal segments before parameters, that the segments of `path` lead
     /// to (empty segments skipped, as `segments(of:)` does) and that `accept` takes; binds the parameters on the way.
-    /// Walks the path in place: no array of segments per request.
-    private func find<Found>(_ path: Substring, _ parameters: inout [String: String],
+    /// Walks the path's UTF-8 bytes in place, from `offset`: no array of segments and no substring per request.
+    /// Splitting at the ASCII `/` byte never splits a multi-byte character.
+    private func find<Found>(_ path: UnsafeBufferPointer<UInt8>, from offset: Int, _ parameters: inout [String: String],
                              _ accept: (RouteNode) -> Found?) -> Found? {
         let slash = UInt8(ascii: "/")
-        guard let start = path.utf8.firstIndex(where: { $0 != slash }) else { return accept(self) }
-        let end = path.utf8[start...].firstIndex(of: slash) ?? path.endIndex
-        let head = path[start ..< end]
-        let rest = path[end...]
-        if let literal = literal(head), let found = literal.find(rest, &parameters, accept) {
+        var start = offset
+        while start < path.count && path[start] == slash { start += 1 }
+        guard start < path.count else { return accept(self) }
+        var end = start
+        while end < path.count && path[end] != slash { end += 1 }
+        let head = UnsafeBufferPointer(rebasing: path[start ..< end])
+        if let literal = literal(head), let found = literal.find(path, from: end, &parameters, accept) {
             return found
         }
-        if let name = parameterName, let child = parameterChild, let found = child.find(rest, &parameters, accept) {
-            parameters[name] = String(head)
+        if let name = parameterName, let child = parameterChild, let found = child.find(path, from: end, &parameters, accept) {
+            parameters[name] = String(decoding: head, as: UTF8.self)
             return found
         }
         return nil

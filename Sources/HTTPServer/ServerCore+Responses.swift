@@ -21,7 +21,10 @@ extension ServerCore {
         }
         guard let handle else { return .NO }
         for field in response.headers {
-            MHD_add_response_header(handle, field.name, field.value)
+            // `withCString`, not the implicit conversion: that one copies a small string into a fresh array.
+            field.name.withCString { name in
+                field.value.withCString { value in _ = MHD_add_response_header(handle, name, value) }
+            }
         }
         if draining.load(ordering: .relaxed) {
             MHD_add_response_header(handle, "Connection", "close")
