@@ -40,13 +40,11 @@ public struct FeedRoutes: Sendable {
     }
 
     static func response(_ page: FeedPage, _ request: Request) -> Response {
-        let headers: HTTPHeaders = ["ETag": page.etag, "Cache-Control": "private, no-cache"]
         if let tags = request.headers["If-None-Match"], FeedRoutes.matches(tags, page.etag) {
-            return Response(status: 304, headers: headers)
+            return Response(status: 304, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache"])
         }
-        var all = headers
-        all.set("Content-Type", "application/json")
-        return Response(status: 200, headers: all, body: page.body)
+        return Response(status: 200, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache",
+                                               "Content-Type": "application/json"], body: page.body)
     }
 
     /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for this header).

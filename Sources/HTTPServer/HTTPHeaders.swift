@@ -28,7 +28,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Replaces every field of that name with a single one.
     public mutating func set(_ name: String, _ value: String) {
-        fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        // Usually the name is new: then the list is only read, not rewritten.
+        if fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
+            fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        }
         fields.append((name: name, value: value))
     }
 
