@@ -9,7 +9,7 @@
 #   bench_wrk "http://127.0.0.1:$port/direct" 5 "$BENCH_OUT/raw/c-direct.txt"
 #   read -r rps p50 p99 non2xx sockerr < <(bench_parse_wrk "$BENCH_OUT/raw/c-direct.txt")
 #   bench_median 3 1 2        -> 2        bench_median_index 3 1 2 -> 2
-#   bench_ratio 70000 100000  -> 0.70
+#   bench_ratio 70000 100000  -> 0.70          bench_tenths 153 -> 15.3
 #
 # Every helper reports problems on stderr and returns non-zero; bench scripts run under `set -euo pipefail`.
 
@@ -314,6 +314,11 @@ bench_tree_cpu_ms() {
 # bench_ratio A B: A/B with two decimals ("n/a" when B is 0).
 bench_ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
+}
+
+# bench_tenths N: N tenths as a decimal with one digit (153 -> 15.3).
+bench_tenths() {
+    awk -v n="$1" 'BEGIN { printf "%.1f\n", n / 10 }'
 }
 
 # bench_ge A B: true when A >= B (decimal numbers).
