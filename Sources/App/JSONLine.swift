@@ -25,6 +25,24 @@ struct JSONLine {
         }
     }
 
+    /// Appends `key` with a string value.
+    mutating func append(_ key: String, _ value: String) {
+        self.key(key)
+        json.string(value)
+    }
+
+    /// Appends `key` with an integer value.
+    mutating func append(_ key: String, _ value: Int) {
+        self.key(key)
+        json.raw(contentsOf: String(value))
+    }
+
+    /// Appends `key` with a number (`null` when not finite), written as `any Sendable` doubles are.
+    mutating func append(_ key: String, _ value: Double) {
+        self.key(key)
+        json.raw(contentsOf: value.isFinite ? String(value) : "null")
+    }
+
     /// Appends `key` with an RFC 3339 timestamp.
     mutating func append(_ key: String, microsecondsSince1970 micros: Int64) {
         self.key(key)

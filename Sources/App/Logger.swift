@@ -8,7 +8,17 @@ public enum LogLevel: String, Sendable, CaseIterable, Comparable {
 
     /// Orders levels by severity: `debug` < `info` < `warning` < `error`.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        lhs.severity < rhs.severity
+    }
+
+    /// The level's rank (every request's access-log entry asks, so no array of all cases is built for it).
+    private var severity: Int {
+        switch self {
+        case .debug: 0
+        case .info: 1
+        case .warning: 2
+        case .error: 3
+        }
     }
 }
 
@@ -37,17 +47,25 @@ public struct Logger: Sendable {
         log(level, message, inOrder: fields.keys.sorted().map { ($0, fields[$0]!) })
     }
 
-    /// Logs `message` with `fields` written in the order given (callers on hot paths pass them sorted, as `log`
-    /// sorts them, and save building and sorting a dictionary).
+    /// Logs `message` with `fields` written in the order given.
     func log(_ level: LogLevel, _ message: String, inOrder fields: [(String, any Sendable)]) {
+        log(level, message) { line in
+            for (key, value) in fields where key != "time" && key != "level" && key != "msg" {
+                line.append(key, value)
+            }
+        }
+    }
+
+    /// Logs `message` with the fields `writeFields` appends, in its order, after `time`, `level` and `msg`: the
+    /// cheapest path, for lines written per request (typed appends, no dictionary, no boxed values, no casts).
+    /// `writeFields` must not write those three keys, and should write its keys sorted, as `log` sorts them.
+    func log(_ level: LogLevel, _ message: String, writingFields writeFields: (inout JSONLine) -> Void) {
         guard level >= self.level else { return }
         var line = JSONLine()
         line.append("time", microsecondsSince1970: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
         line.append("level", level.rawValue)
         line.append("msg", message)
-        for (key, value) in fields where key != "time" && key != "level" && key != "msg" {
-            line.append(key, value)
-        }
+        writeFields(&line)
         sink(line.finish())
     }
 

@@ -102,6 +102,27 @@ import Testing
         #expect(object["status"] as? Int == 200)
     }
 
+    /// The typed appends the access log uses write exactly what the general ones write for the same values.
+    @Test func typedFieldsAreWrittenAsBoxedOnesAre() {
+        var random = SystemRandomNumberGenerator()
+        let pieces = ["a", "\"", "\\", "\n", "é", "😀", "\u{1}", "/v1/feeds/{key}", " "]
+        for _ in 0 ..< 300 {
+            let text = (0 ..< Int.random(in: 0 ... 6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let int = Int.random(in: Int.min ... Int.max, using: &random) >> Int.random(in: 0 ... 63, using: &random)
+            let double = [Double.random(in: -1e6 ... 1e6, using: &random), 1.234, 0, -0.0, .infinity, .nan, 1e-7]
+                .randomElement(using: &random)!
+            var typed = JSONLine()
+            typed.append("s", text)
+            typed.append("i", int)
+            typed.append("d", double)
+            var boxed = JSONLine()
+            boxed.append("s", text as any Sendable)
+            boxed.append("i", int as any Sendable)
+            boxed.append("d", double as any Sendable)
+            #expect(typed.finish() == boxed.finish())
+        }
+    }
+
     /// A pipe whose read end a thread drains until it is closed: the write end, and what the thread received.
     static func pipeRead() -> (writeEnd: Int32, received: Received) {
         var descriptors: [Int32] = [0, 0]
