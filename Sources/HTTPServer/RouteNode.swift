@@ -35,7 +35,8 @@ final class RouteNode: Sendable {
         return nil
     }
 
-    /// The child for the literal segment `segment`.
+    /// The child for the literal segment `segment`, compared byte for byte (as RFC 3986 compares paths: no Unicode
+    /// normalisation, which `String`'s equality would apply).
     private func literal(_ segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
         for entry in literals where entry.segment.count == segment.count {
             let equal = entry.segment.withUnsafeBufferPointer { literal in
