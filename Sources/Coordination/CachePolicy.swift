@@ -23,6 +23,7 @@ public enum CachePolicy: Sendable, Hashable {
     }
 
     /// How long any value stays fresh, if the policy limits it.
+    @inlinable
     var timeToLive: Duration? {
         if case .timeToLive(let timeToLive, _) = self { timeToLive } else { nil }
     }

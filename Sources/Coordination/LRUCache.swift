@@ -14,10 +14,17 @@ struct LRUCache<Key: Hashable, Value> {
         @usableFromInline var newer: Int?
         /// The slot used less recently than this one, nil for the oldest.
         @usableFromInline var older: Int?
+
+        @inlinable
+        init(key: Key, value: Value, expiry: ContinuousClock.Instant?) {
+            self.key = key
+            self.value = value
+            self.expiry = expiry
+        }
     }
 
     /// The most entries held; inserting into a full cache first evicts the oldest. Zero keeps nothing.
-    let capacity: Int
+    @usableFromInline let capacity: Int
     // Internal for inlining: the hit path (``value(for:now:)``) is specialised in the modules that look values up.
     @usableFromInline var slotsByKey: [Key: Int] = [:]
     @usableFromInline var slots: [Entry?] = []
@@ -45,6 +52,7 @@ struct LRUCache<Key: Hashable, Value> {
     }
 
     /// Stores `value` as the newest entry, replacing any for `key`; `expiry` nil means it never expires.
+    @inlinable
     mutating func insert(_ value: Value, for key: Key, expiry: ContinuousClock.Instant?) {
         guard capacity > 0 else { return }
         if let slot = slotsByKey[key] {

@@ -1,9 +1,16 @@
 extension RequestCoordinator {
     /// A caller suspended until a load finishes, with the timer enforcing its deadline.
+    @usableFromInline
     struct Waiter {
-        let continuation: CheckedContinuation<Value, any Error>
-        var timer: Task<Void, Never>?
+        @usableFromInline let continuation: CheckedContinuation<Value, any Error>
+        @usableFromInline var timer: Task<Void, Never>?
 
+        @inlinable
+        init(continuation: CheckedContinuation<Value, any Error>) {
+            self.continuation = continuation
+        }
+
+        @inlinable
         func resume(with result: Result<Value, any Error>) {
             timer?.cancel()
             continuation.resume(with: result)
@@ -11,13 +18,21 @@ extension RequestCoordinator {
     }
 
     /// One run of a caller's `load`, and the callers waiting for it.
+    @usableFromInline
     struct Load {
-        let key: Key
-        let task: Task<Void, Never>
-        var waiters: [WaiterID: Waiter] = [:]
+        @usableFromInline let key: Key
+        @usableFromInline let task: Task<Void, Never>
+        @usableFromInline var waiters: [WaiterID: Waiter] = [:]
+
+        @inlinable
+        init(key: Key, task: Task<Void, Never>) {
+            self.key = key
+            self.task = task
+        }
     }
 
     /// The slow path of ``value(for:deadline:load:)``: wait for the key's current load, starting one if needed.
+    @inlinable
     func joinOrStartLoad(
         for key: Key, deadline: Duration?, load: @escaping @Sendable (Key) async throws -> Value
     ) async throws -> Value {
@@ -37,7 +52,8 @@ extension RequestCoordinator {
     }
 
     /// The key's current load, counting the caller as joining it; or a new one, started now.
-    private func currentLoad(
+    @inlinable
+    func currentLoad(
         for key: Key, startingWith load: @escaping @Sendable (Key) async throws -> Value
     ) -> LoadID {
         if let loadID = current[key] {
@@ -53,7 +69,8 @@ extension RequestCoordinator {
     }
 
     /// Runs `load` in its own task, off the actor, then reports back.
-    private nonisolated func run(
+    @inlinable
+    nonisolated func run(
         _ load: @escaping @Sendable (Key) async throws -> Value, for key: Key, as loadID: LoadID
     ) -> Task<Void, Never> {
         Task {
@@ -67,7 +84,8 @@ extension RequestCoordinator {
         }
     }
 
-    private func register(
+    @inlinable
+    func register(
         _ waiterID: WaiterID, of loadID: LoadID, _ continuation: CheckedContinuation<Value, any Error>,
         deadline: Duration?
     ) {
@@ -90,6 +108,7 @@ extension RequestCoordinator {
     }
 
     /// Lets one caller leave with `error`, if it is still waiting; the load is cancelled once nobody waits for it.
+    @inlinable
     func dismiss(_ waiterID: WaiterID, of loadID: LoadID, with error: any Error) {
         guard let waiter = loads[loadID]?.waiters.removeValue(forKey: waiterID) else { return }
         if loads[loadID]!.waiters.isEmpty, let load = loads.removeValue(forKey: loadID) {
@@ -101,7 +120,8 @@ extension RequestCoordinator {
     }
 
     /// Answers a load's callers; a success fills the cache only if the load is still its key's current one.
-    private func finish(_ loadID: LoadID, with result: Result<Value, any Error>) {
+    @inlinable
+    func finish(_ loadID: LoadID, with result: Result<Value, any Error>) {
         // Gone if all its callers left or cancelAll ran; the result then has nobody to go to.
         guard let load = loads.removeValue(forKey: loadID) else { return }
         publishLoadsInFlight()
@@ -112,7 +132,8 @@ extension RequestCoordinator {
         for waiter in load.waiters.values { waiter.resume(with: result) }
     }
 
-    private func fill(_ value: Value, for key: Key) {
+    @inlinable
+    func fill(_ value: Value, for key: Key) {
         guard policy.maxEntries > 0 else { return }
         let limit = [policy.timeToLive, lifetime?(value)].compactMap { $0 }.min()
         if let limit, limit <= .zero { return }
@@ -120,12 +141,14 @@ extension RequestCoordinator {
         shared.withLock { $0.cache.insert(value, for: key, expiry: expiry) }
     }
 
+    @inlinable
     func publishLoadsInFlight() {
         let count = loads.count
         shared.withLock { $0.statistics.loadsInFlight = count }
     }
 
-    private func nextID() -> UInt64 {
+    @inlinable
+    func nextID() -> UInt64 {
         lastID += 1
         return lastID
     }

@@ -12,8 +12,8 @@
 /// callers who joined it but can no longer fill the cache. The mistake to avoid is invalidating before the write
 /// commits, or not awaiting ``invalidate(_:)`` before acknowledging the write.
 public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
-    typealias LoadID = UInt64
-    typealias WaiterID = UInt64
+    @usableFromInline typealias LoadID = UInt64
+    @usableFromInline typealias WaiterID = UInt64
 
     /// What the actor shares with threads that must not wait for it. The actor alone inserts and invalidates
     /// entries, in step with ``current``; readers only refresh recency, drop expired entries and count hits.
@@ -23,19 +23,20 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         @usableFromInline var statistics = RequestCoordinatorStatistics()
     }
 
-    // `@usableFromInline`: ``cachedValue(for:)`` is inlined into its callers, so that the cache lookup is
-    // specialised for their key and value types (a hot feed page or token is looked up on every request).
+    // `@usableFromInline` here and on the load state: ``cachedValue(for:)`` and ``value(for:deadline:load:)`` are
+    // inlined into their callers, so that lookups and loads run specialised for the caller's key and value types
+    // (a feed page or token is looked up on every request) rather than through generic metadata.
     @usableFromInline let policy: CachePolicy
-    let lifetime: (@Sendable (Value) -> Duration?)?
+    @usableFromInline let lifetime: (@Sendable (Value) -> Duration?)?
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
     /// Guards the cache and the counters, which ``cachedValue(for:)`` and ``statistics`` read without an actor hop.
     @usableFromInline let shared: Locked<Shared>
     /// Every load someone waits for, including ones retired by invalidation.
-    var loads: [LoadID: Load] = [:]
+    @usableFromInline var loads: [LoadID: Load] = [:]
     /// Each key's current generation: the load new callers join, and the only one allowed to fill the cache.
     /// Load ids grow monotonically, so a retired or finished load can never be mistaken for a newer one.
-    var current: [Key: LoadID] = [:]
-    var lastID: UInt64 = 0
+    @usableFromInline var current: [Key: LoadID] = [:]
+    @usableFromInline var lastID: UInt64 = 0
 
     /// Creates a coordinator with an empty cache.
     ///
@@ -60,20 +61,6 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         self.lifetime = lifetime
         self.now = now
         self.shared = Locked(Shared(cache: LRUCache(capacity: caching.maxEntries)))
-    }
-
-    /// The value for `key`: from the cache, by joining the load in flight for it, or by starting `load`.
-    ///
-    /// Only the caller that starts a load has its `load` run; joiners share that result, so every caller of one
-    /// key must pass an equivalent `load`. Throws what the load threw (to every caller that shared it),
-    /// `CancellationError` if this caller's task is cancelled or ``cancelAll()`` runs, or
-    /// ``RequestCoordinatorError/deadlineExceeded(_:)`` once `deadline` has passed; leaving early never cancels
-    /// the load for the others.
-    public nonisolated func value(
-        for key: Key, deadline: Duration? = nil, load: @escaping @Sendable (Key) async throws -> Value
-    ) async throws -> Value {
-        if let cached = cachedValue(for: key) { return cached }
-        return try await joinOrStartLoad(for: key, deadline: deadline, load: load)
     }
 
     /// Forgets `key`'s cached value and retires its load in flight, so later callers load afresh.
@@ -116,9 +103,24 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
     }
 }
 
-// In an extension: a method of the actor's body is called through its vtable from other modules, while this one is
-// called directly and, being inlinable, specialised for the caller's key and value types (it runs on every request).
+// In an extension: a method of the actor's body is called through its vtable from other modules, while these are
+// called directly and, being inlinable, specialised for the caller's key and value types.
 extension RequestCoordinator {
+    /// The value for `key`: from the cache, by joining the load in flight for it, or by starting `load`.
+    ///
+    /// Only the caller that starts a load has its `load` run; joiners share that result, so every caller of one
+    /// key must pass an equivalent `load`. Throws what the load threw (to every caller that shared it),
+    /// `CancellationError` if this caller's task is cancelled or ``cancelAll()`` runs, or
+    /// ``RequestCoordinatorError/deadlineExceeded(_:)`` once `deadline` has passed; leaving early never cancels
+    /// the load for the others.
+    @inlinable
+    public nonisolated func value(
+        for key: Key, deadline: Duration? = nil, load: @escaping @Sendable (Key) async throws -> Value
+    ) async throws -> Value {
+        if let cached = cachedValue(for: key) { return cached }
+        return try await joinOrStartLoad(for: key, deadline: deadline, load: load)
+    }
+
     /// The cached value for `key` if there is a fresh one, without waiting: for threads that cannot suspend.
     ///
     /// Never loads; nil means "not cached now", not "does not exist". A hit counts in ``statistics``.
