@@ -12,29 +12,39 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Loads the values of `keys` (distinct); a key missing from the answer gives its callers nil.
     public typealias Load = @Sendable (_ keys: [Key]) async throws -> [Key: Value]
 
+    // `@usableFromInline` and `@inlinable` throughout: callers in other modules then run the loader specialised for
+    // their key and value types, not through generic metadata (a storm of stream starts goes through three loaders).
+    @usableFromInline
     struct Waiter {
-        let id: UInt64
-        let continuation: CheckedContinuation<Value?, any Error>
+        @usableFromInline let id: UInt64
+        @usableFromInline let continuation: CheckedContinuation<Value?, any Error>
+
+        @inlinable
+        init(id: UInt64, continuation: CheckedContinuation<Value?, any Error>) {
+            self.id = id
+            self.continuation = continuation
+        }
     }
 
+    @usableFromInline
     struct State {
         /// Callers waiting for a batch, by key.
-        var waiting: [Key: [Waiter]] = [:]
+        @usableFromInline var waiting: [Key: [Waiter]] = [:]
         /// Keys in the order they were first asked for; `head` is the next to take (keys already taken or given up
         /// by every caller are skipped).
-        var order: [Key] = []
-        var head = 0
-        var running = 0
-        var nextID: UInt64 = 0
-        var statistics = BatchLoaderStatistics()
+        @usableFromInline var order: [Key] = []
+        @usableFromInline var head = 0
+        @usableFromInline var running = 0
+        @usableFromInline var nextID: UInt64 = 0
+        @usableFromInline var statistics = BatchLoaderStatistics()
     }
 
-    private let load: Load
-    private let maxBatchSize: Int
-    private let maxConcurrentBatches: Int
-    private let gather: Duration
+    @usableFromInline let load: Load
+    @usableFromInline let maxBatchSize: Int
+    @usableFromInline let maxConcurrentBatches: Int
+    @usableFromInline let gather: Duration
     /// Guards the waiting callers by key, their order, the number of batches running and the statistics.
-    private let state = Locked(State())
+    @usableFromInline let state = Locked(State())
 
     /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time, each
     /// batch after the first of a busy spell gathering keys for `gather` first.
@@ -48,6 +58,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The value of `key` from the batch it joins; nil when the batch's answer has none.
+    @inlinable
     public func value(for key: Key) async throws -> Value? {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -75,7 +86,8 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     public var statistics: BatchLoaderStatistics { state.withLock { $0.statistics } }
 
     /// Resumes waiter `id` with `CancellationError` unless a batch has taken it (the batch resumes it then).
-    private func giveUp(_ id: UInt64, key: Key) {
+    @inlinable
+    func giveUp(_ id: UInt64, key: Key) {
         let waiter = state.withLock { state -> Waiter? in
             guard var waiters = state.waiting[key], let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
             let waiter = waiters.remove(at: index)
@@ -86,7 +98,8 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Takes batches of waiting keys and loads them until none is left.
-    private func runBatches() async {
+    @inlinable
+    func runBatches() async {
         while let batch = nextBatch() {
             let answer: Result<[Key: Value], any Error>
             do {
@@ -110,10 +123,12 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Distinct keys waiting for a batch.
+    @inlinable
     public var waitingKeyCount: Int { state.withLock { $0.waiting.count } }
 
     /// Up to `maxBatchSize` keys with their waiters, oldest first; nil (and one runner fewer) when none waits.
-    private func nextBatch() -> [(key: Key, waiters: [Waiter])]? {
+    @inlinable
+    func nextBatch() -> [(key: Key, waiters: [Waiter])]? {
         state.withLock { state in
             var batch: [(key: Key, waiters: [Waiter])] = []
             while batch.count < maxBatchSize, state.head < state.order.count {
