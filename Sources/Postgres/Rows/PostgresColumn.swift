@@ -1,7 +1,7 @@
 /// A column of one result, looked up by name once (`PostgresRows.column(_:)`) and then read row after row without
 /// a name lookup per field.
 public struct PostgresColumn: Sendable, Hashable {
-    let index: Int32
+    @usableFromInline let index: Int32
     /// The column's name as the result gives it.
     public let name: String
 }
@@ -19,6 +19,7 @@ extension PostgresRows {
 
 extension PostgresRow {
     /// Decodes `column` of this row as `T`, with the rules of `decode(_:as:)`.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ column: PostgresColumn, as type: T.Type = T.self) throws(PostgresError) -> T {
         try decode(column.index, name: column.name, as: type)
     }

@@ -4,6 +4,7 @@ import CLibPQ
 ///
 /// `@unchecked Sendable`: a `PGresult` is never mutated after libpq hands it over, and libpq documents reading one
 /// from several threads as safe; `PQclear` runs only in `deinit`, when no reader is left.
+@usableFromInline
 final class PostgresResult: @unchecked Sendable {
     let pointer: OpaquePointer
     /// Number of rows in the result.
@@ -33,6 +34,7 @@ final class PostgresResult: @unchecked Sendable {
     }
 
     /// The index of the column named `name` (libpq folds unquoted names to lower case), or `nil`.
+    @usableFromInline
     func columnIndex(_ name: String) -> Int32? {
         let index = PQfnumber(pointer, name)
         return index >= 0 ? index : nil
@@ -47,9 +49,16 @@ final class PostgresResult: @unchecked Sendable {
     func withField<R, E: Error>(
         row: Int32, column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws(E) -> R
     ) throws(E) -> R {
-        if PQgetisnull(pointer, row, column) != 0 { return try body(nil) }
+        try body(field(row: row, column: column))
+    }
+
+    /// The text bytes of one field, or `nil` for SQL NULL: valid while this result lives (libpq owns them). Not
+    /// inlinable, so libpq is only called from this module even where the row decoder is inlined.
+    @usableFromInline
+    func field(row: Int32, column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        if PQgetisnull(pointer, row, column) != 0 { return nil }
         let length = Int(PQgetlength(pointer, row, column))
         let start = UnsafeRawPointer(PQgetvalue(pointer, row, column)).map { $0.assumingMemoryBound(to: UInt8.self) }
-        return try body(UnsafeBufferPointer(start: start, count: length))
+        return UnsafeBufferPointer(start: start, count: length)
     }
 }
