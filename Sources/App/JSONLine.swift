@@ -12,15 +12,19 @@ struct JSONLine {
         json.raw("{")
     }
 
+    /// Appends `key` with a value of any type; strings, integers and doubles are written by the typed appends below.
     mutating func append(_ key: String, _ value: any Sendable) {
+        switch value {
+        case let string as String: return append(key, string)
+        case let int as Int: return append(key, int)
+        case let double as Double: return append(key, double)
+        default: break
+        }
         self.key(key)
         switch value {
-        case let string as String: json.string(string)
-        case let int as Int: json.raw(contentsOf: String(int))
         case let int as Int64: json.raw(contentsOf: String(int))
         case let int as Int32: json.raw(contentsOf: String(int))
         case let bool as Bool: json.bool(bool)
-        case let double as Double: json.raw(contentsOf: double.isFinite ? String(double) : "null")
         default: json.string(String(describing: value))
         }
     }
@@ -37,7 +41,7 @@ struct JSONLine {
         json.raw(contentsOf: String(value))
     }
 
-    /// Appends `key` with a number (`null` when not finite), written as `any Sendable` doubles are.
+    /// Appends `key` with a number, `null` when not finite.
     mutating func append(_ key: String, _ value: Double) {
         self.key(key)
         json.raw(contentsOf: value.isFinite ? String(value) : "null")

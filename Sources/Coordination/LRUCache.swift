@@ -25,7 +25,7 @@ struct LRUCache<Key: Hashable, Value> {
 
     /// The most entries held; inserting into a full cache first evicts the oldest. Zero keeps nothing.
     @usableFromInline let capacity: Int
-    // Internal for inlining: the hit path (``value(for:now:)``) is specialised in the modules that look values up.
+    // Internal for inlining: lookups, inserts and removals are specialised in the modules that use the coordinator.
     @usableFromInline var slotsByKey: [Key: Int] = [:]
     @usableFromInline var slots: [Entry?] = []
     @usableFromInline var freeSlots: [Int] = []
