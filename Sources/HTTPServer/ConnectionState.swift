@@ -39,7 +39,12 @@ struct ConnectionState {
         guard !responded, !closed else { return false }
         responded = true
         pendingResponse = response
-        if case .stream = response.body { streaming = true }
+        if case .stream(let body) = response.body {
+            streaming = true
+            // Queued before the connection is resumed: the first read finds them, so they leave with the head.
+            buffer = body.opening
+            readOffset = 0
+        }
         return takeSuspension()
     }
 

@@ -42,11 +42,15 @@ public struct Response: Sendable {
 /// The sequence ends the response when it finishes; when the client goes away, the producing task is
 /// cancelled, so a producer must stop when cancelled.
 public struct StreamedBody: Sendable {
+    /// Bytes known when the response is made: queued before the response goes out, so they leave with its head
+    /// (no wake-up of the connection for them) and come before anything `produce` writes.
+    let opening: [UInt8]
     /// Writes the body into `writer`; returns when the body is complete.
     let produce: @Sendable (BodyWriter) async throws -> Void
 
     /// A body that yields each chunk of `sequence` in turn.
     public init<Chunks: AsyncSequence & Sendable>(_ sequence: Chunks) where Chunks.Element == [UInt8] {
+        opening = []
         produce = { writer in
             for try await chunk in sequence {
                 try await writer.write(chunk)
@@ -54,8 +58,10 @@ public struct StreamedBody: Sendable {
         }
     }
 
-    /// A body written by a closure, for producers that are not naturally sequences.
-    public init(_ produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
+    /// A body written by a closure, for producers that are not naturally sequences; `opening`, when given, is sent
+    /// first, with the response's head.
+    public init(opening: [UInt8] = [], _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
+        self.opening = opening
         self.produce = produce
     }
 }

@@ -132,8 +132,10 @@ final class ServerCore: Sendable {
             context.deliver(response)
             if case .stream(let body) = response.body {
                 // A fresh task produces the body: this one's stack grew through routing, middleware and the
-                // handler's queries, and a task keeps its stack memory until it ends — for a stream, hours.
-                let producer = Task { await self.produce(body, into: context) }
+                // handler's queries, and a task keeps its stack memory until it ends — for a stream, hours. It holds
+                // the producing closure alone, not the opening bytes (already queued by `deliver`).
+                let produce = body.produce
+                let producer = Task { await self.produce(produce, into: context) }
                 let cancelNow = context.state.withLock { state -> Bool in
                     state.task = producer
                     return state.cancelRequested
@@ -157,9 +159,9 @@ final class ServerCore: Sendable {
         }
     }
 
-    private func produce(_ body: StreamedBody, into context: ConnectionContext) async {
+    private func produce(_ produce: @Sendable (BodyWriter) async throws -> Void, into context: ConnectionContext) async {
         let writer = StreamWriter(context: context, highWater: configuration.streamHighWater)
-        do { try await body.produce(writer) } catch {}
+        do { try await produce(writer) } catch {}
         writer.finish()
     }
 

@@ -58,12 +58,10 @@ struct InteractionStreamRoute: Sendable {
         let finished = replay.contains(where: \.terminal)
         let retryMilliseconds = events.reconnectDelay.wholeMilliseconds
         let log = events.log
-        // Taken when the body starts: a replay captured by the closure itself would be held for the stream's life
-        // (all of a long interaction's log, for a client resuming from 0).
-        let opening = Locked<[InteractionStreamEvent]?>(replay)
-        let body = StreamedBody { writer in
-            try await writer.write(Array("retry: \(retryMilliseconds)\n\n".utf8))
-            try await InteractionStreamRoute.write(opening, to: writer)
+        // The replay goes out with the response's head, and the closure below does not hold it (it lives as long as
+        // the stream: all of a long interaction's log, for a client resuming from 0).
+        let opening = InteractionStreamRoute.opening(retryMilliseconds: retryMilliseconds, replay)
+        let body = StreamedBody(opening: opening) { writer in
             if finished { return }
             var sentThrough = replayedThrough
             for await event in subscription.stream {
@@ -85,14 +83,12 @@ struct InteractionStreamRoute: Sendable {
                         stream: body)
     }
 
-    /// Takes the stream's opening events (replay or snapshot) and writes them; they are released once written.
-    @inline(never)
-    static func write(_ opening: Locked<[InteractionStreamEvent]?>, to writer: any BodyWriter) async throws {
-        let events = opening.withLock { events in
-            defer { events = nil }
-            return events ?? []
-        }
-        for event in events { try await writer.write(event.encoded) }
+    /// The stream's first bytes: the reconnection delay, then the replay (or snapshot), in one buffer.
+    static func opening(retryMilliseconds: Int64, _ replay: [InteractionStreamEvent]) -> [UInt8] {
+        var bytes = Array("retry: \(retryMilliseconds)\n\n".utf8)
+        bytes.reserveCapacity(replay.reduce(bytes.count) { $0 + $1.encoded.count })
+        for event in replay { bytes.append(contentsOf: event.encoded) }
+        return bytes
     }
 
     /// Writes the log's events of `id` after `sentThrough`, advancing it; returns whether the final one was written.

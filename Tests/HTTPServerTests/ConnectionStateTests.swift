@@ -89,6 +89,28 @@ struct ConnectionStateTests {
         }
     }
 
+    @Test func aStreamsOpeningBytesAreQueuedWithItsResponseAndComeBeforeAnyWrite() {
+        var state = ConnectionState()
+        state.suspended = true
+        let body = StreamedBody(opening: Array("retry: 1\n\n".utf8)) { _ in }
+        let resume = state.respond(Response(status: 200, stream: body))
+        #expect(resume && state.streaming)
+        // Queued before the connection is resumed: the first read takes them, with no wake-up of its own.
+        #expect(state.buffer == Array("retry: 1\n\n".utf8))
+        let written = state.append(Array("data: x\n\n".utf8))
+        #expect(!written)  // not suspended: the reader has not run yet, and will find both
+        let first = state.read(max: 100)
+        #expect(first == .copy(19))
+        #expect(Array(state.buffer[0 ..< 19]) == Array("retry: 1\n\ndata: x\n\n".utf8))
+    }
+
+    @Test func aLateStreamResponseDoesNotTouchTheBuffer() {
+        var state = ConnectionState()
+        state.closed = true
+        let resume = state.respond(Response(status: 200, stream: StreamedBody(opening: [1, 2, 3]) { _ in }))
+        #expect(!resume && state.buffer.isEmpty && !state.streaming)
+    }
+
     @Test func theBufferIsCompactedOnceHalfOfItHasBeenSent() {
         var state = ConnectionState()
         _ = state.append(Array(repeating: 1, count: 10))

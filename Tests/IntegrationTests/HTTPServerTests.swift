@@ -214,6 +214,29 @@ struct HTTPServerEndToEndTests {
         }
     }
 
+    @Test func aStreamsOpeningBytesComeFirstOnceThenWhatItsProducerWrites() async throws {
+        try await withTestServer({ router in
+            router.get("/opened") { _ in
+                Response(status: 200, headers: ["Content-Type": "text/plain"],
+                         stream: StreamedBody(opening: Array("opening\n".utf8)) { writer in
+                             for i in 0 ..< 3 { try await writer.write(Array("then \(i)\n".utf8)) }
+                         })
+            }
+            router.get("/opened-only") { _ in
+                Response(status: 200, stream: StreamedBody(opening: Array("all of it\n".utf8)) { _ in })
+            }
+        }) { server, port in
+            for _ in 0 ..< 20 {
+                let response = try await request(port: port, "GET", "/opened")
+                #expect(response.status == 200 && response.header("Transfer-Encoding") == "chunked")
+                #expect(response.text == "opening\nthen 0\nthen 1\nthen 2\n")
+            }
+            let only = try await request(port: port, "GET", "/opened-only")
+            #expect(only.text == "all of it\n")
+            #expect(await eventually { server.openStreams == 0 })
+        }
+    }
+
     @Test func streamedBodyAppliesBackpressureAndStopsWhenClientLeaves() async throws {
         let produced = Counter()
         let stopped = Counter()
