@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Feed reads, side by side: a hot feed page (served from memory, on the libmicrohttpd thread) against the raw-C
 # baseline's direct route and against the same number of bytes served from memory by raw C (`/page`), and cold reads
-# (FEED_CACHE=0: one Postgres query per request, still deduplicated) with their p50/p99 latency. Target: hot >= 0.60
+# (FEED_CACHE=0: every request read from Postgres, still deduplicated) with their p50/p99 latency. Target: hot >= 0.60
 # of C /direct, measured in the same run; the same-bytes ratio is reported against its 0.90 goal.
 # Then the database path with nothing shared: cold reads of a different feed each time (random among
 # BENCH_FEED_DISTINCT feeds of 20 items, default 5,000), with Switchboard's and Postgres's CPU per request
-# (process CPU time / requests; the goal for Switchboard is 60 µs).
+# (process CPU time / requests; the goal for Switchboard is 60 µs), and the Postgres statements per request
+# (pg_stat_statements): Switchboard reads pages that miss its cache together in one statement.
 # The reference for both is FastAPI + uvicorn (2 workers, uvloop, httptools) + asyncpg serving the same bytes from
 # the same tables (bench/fastapi/app.py; its pinned packages go into bench/.venv from PyPI on first use): hot pages from
 # its memory (goal: Switchboard >= 8x) and one query per request over the same distinct feeds (goal: >= 2x).
@@ -135,7 +136,16 @@ cat >"$distinct_script" <<'LUA'
 local feeds = tonumber(os.getenv("BENCH_FEEDS"))
 local auth = os.getenv("BENCH_AUTH")
 local prefix = os.getenv("BENCH_PREFIX")
-math.randomseed(os.time())
+-- Every wrk thread has its own Lua state: seeded alike, the threads would ask for the same feeds in the same order,
+-- and concurrent asks for one feed are shared (deduplicated), which this run must not measure.
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("thread_number", threads)
+end
+function init(args)
+    math.randomseed(os.time() * 1000 + thread_number)
+end
 request = function()
     return wrk.format("GET", prefix .. "d" .. math.random(1, feeds), { ["Authorization"] = auth })
 end
@@ -152,7 +162,11 @@ if [ -n "$fastapi" ]; then
     d_keys+=(fa-distinct) d_bases+=("$fastapi") d_prefixes+=(/feeds/) d_labels+=("FastAPI, distinct feeds")
     d_cpu+=("bench_tree_cpu_ms $fa_pid")
 fi
-declare -A DCPU DPG
+declare -A DCPU DPG DSTMT
+# Statements Postgres ran, from pg_stat_statements (empty when it is not loaded): concurrent reads of different feeds
+# share statements in Switchboard (batched), so requests and statements are counted apart.
+psql "$DATABASE_URL" -qAt -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null 2>&1 || true
+pg_calls() { psql "$DATABASE_URL" -qAt -c "SELECT sum(calls) FROM pg_stat_statements" 2>/dev/null || true; }
 for i in "${!d_keys[@]}"; do
     distinct_run "${d_bases[$i]}" "${d_prefixes[$i]}" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/feeds-${d_keys[$i]}-warmup.txt"
 done
@@ -160,15 +174,20 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
     for i in "${!d_keys[@]}"; do
         k=${d_keys[$i]}
         raw="$BENCH_OUT/raw/feeds-$k-r$r.txt"
-        cpu_before=$(${d_cpu[$i]}) pg_before=$(bench_cpu_ms postgres)
+        cpu_before=$(${d_cpu[$i]}) pg_before=$(bench_cpu_ms postgres) calls_before=$(pg_calls)
         distinct_run "${d_bases[$i]}" "${d_prefixes[$i]}" "$BENCH_SECONDS" "$raw"
-        cpu_ms=$(( $(${d_cpu[$i]}) - cpu_before )) pg_ms=$(( $(bench_cpu_ms postgres) - pg_before ))
+        cpu_ms=$(( $(${d_cpu[$i]}) - cpu_before )) pg_ms=$(( $(bench_cpu_ms postgres) - pg_before )) calls_after=$(pg_calls)
         read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
         requests=$(awk '/requests in/ { print $1 }' "$raw")
+        statements=n/a
+        if [ -n "$calls_before" ] && [ -n "$calls_after" ]; then
+            # One counted statement is the first count's own query.
+            statements=$(awk -v c=$(( calls_after - calls_before - 1 )) -v n="$requests" 'BEGIN { printf "%.2f", c / n }')
+        fi
         RPS[$k:$r]=$rps P50[$k:$r]=$p50 P99[$k:$r]=$p99 NON2XX[$k:$r]=$non2xx
-        DCPU[$k]+="$(( cpu_ms * 1000 / requests )) " DPG[$k]+="$(( pg_ms * 1000 / requests )) "
-        bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms  CPU/request: server %s µs, Postgres %s µs' \
-            "${d_labels[$i]}" "$rps" "$p50" "$p99" "$(( cpu_ms * 1000 / requests ))" "$(( pg_ms * 1000 / requests ))")"
+        DCPU[$k]+="$(( cpu_ms * 1000 / requests )) " DPG[$k]+="$(( pg_ms * 1000 / requests )) " DSTMT[$k]+="$statements "
+        bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms  CPU/request: server %s µs, Postgres %s µs  statements/request %s' \
+            "${d_labels[$i]}" "$rps" "$p50" "$p99" "$(( cpu_ms * 1000 / requests ))" "$(( pg_ms * 1000 / requests ))" "$statements")"
     done
 done
 bench_summarize_rounds "${d_keys[@]}"
@@ -194,8 +213,8 @@ fi
         k=${d_keys[$i]}
         printf '%-24s %10s %9s %9s %8s\n' "${d_labels[$i]}" "${MED[$k]}" "${MP50[$k]}" "${MP99[$k]}" "${ERR[$k]}"
     done
-    echo "cold, distinct feeds ($DISTINCT): CPU per request, medians of the rounds: Switchboard $sb_us µs (goal <= 60), Postgres $pg_us µs"
-    echo "FastAPI, distinct feeds: CPU per request: FastAPI $fa_us µs, Postgres $fa_pg_us µs"
+    echo "cold, distinct feeds ($DISTINCT): CPU per request, medians of the rounds: Switchboard $sb_us µs (goal <= 60), Postgres $pg_us µs; Postgres statements per request, by round: ${DSTMT[distinct]}"
+    echo "FastAPI, distinct feeds: CPU per request: FastAPI $fa_us µs, Postgres $fa_pg_us µs; Postgres statements per request, by round: ${DSTMT[fa-distinct]:-n/a}"
     echo "hot feed / FastAPI hot: $fa_hot_ratio (goal >= 8)"
     echo "cold distinct feeds / FastAPI cold distinct: $fa_cold_ratio (goal >= 2)"
     echo "hot feed / C direct: $ratio (target >= $TARGET_RATIO)"
@@ -215,10 +234,10 @@ fi
         k=${keys[$i]}
         echo "| ${labels[$i]} | ${MED[$k]} | ${MP50[$k]} | ${MP99[$k]} | ${ERR[$k]} |"
     done
-    echo "| Switchboard cold, a different feed each request (random among $DISTINCT) | ${MED[distinct]} | ${MP50[distinct]} | ${MP99[distinct]} | ${ERR[distinct]} |"
+    echo "| Switchboard cold, a different feed each request (random among $DISTINCT; reads arriving together share a statement) | ${MED[distinct]} | ${MP50[distinct]} | ${MP99[distinct]} | ${ERR[distinct]} |"
     [ -z "$fastapi" ] || echo "| FastAPI, the same distinct feeds (one query per request) | ${MED[fa-distinct]} | ${MP50[fa-distinct]} | ${MP99[fa-distinct]} | ${ERR[fa-distinct]} |"
     echo
-    echo "Cold reads of distinct feeds, CPU per request (medians of the rounds): Switchboard **$sb_us µs** (goal ≤ 60), Postgres $pg_us µs; FastAPI $fa_us µs, Postgres $fa_pg_us µs."
+    echo "Cold reads of distinct feeds, CPU per request (medians of the rounds): Switchboard **$sb_us µs** (goal ≤ 60), Postgres $pg_us µs; FastAPI $fa_us µs, Postgres $fa_pg_us µs. Postgres statements per request, by round: Switchboard ${DSTMT[distinct]}(concurrent reads of different feeds share statements); FastAPI ${DSTMT[fa-distinct]:-n/a}."
     echo
     echo "Against FastAPI in the same run: hot feed **$fa_hot_ratio×** (goal ≥ 8), cold distinct feeds **$fa_cold_ratio×** (goal ≥ 2)."
     echo

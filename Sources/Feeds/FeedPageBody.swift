@@ -10,10 +10,15 @@ enum FeedPageBody {
     /// The body of the page in `rows`, which the page query read with one item more than `limit` (that item, when
     /// present, only says that more follow). A feed without items is one row whose item columns are NULL.
     static func encode(_ rows: PostgresRows, limit: Int) throws -> [UInt8] {
+        try encode(rows, in: rows.indices, limit: limit)
+    }
+
+    /// The body of the page in `rows[range]` (one page's rows of a batched read), as ``encode(_:limit:)``.
+    static func encode(_ rows: PostgresRows, in range: Range<Int>, limit: Int) throws -> [UInt8] {
         let id = try rows.column("id"), title = try rows.column("title"), body = try rows.column("body")
         let url = try rows.column("url"), imageURL = try rows.column("image_url")
         let publishedAt = try rows.column("published_at"), updatedAt = try rows.column("updated_at")
-        let itemCount = rows.first?.isNull("id") == false ? rows.count : 0
+        let itemCount = !range.isEmpty && !rows[range.lowerBound].isNull("id") ? range.count : 0
         let hasMore = itemCount > limit
         let shown = min(itemCount, limit)
         var json = JSONBytes(capacity: 64 + shown * 640)
@@ -22,7 +27,7 @@ enum FeedPageBody {
         json.raw(#","items":["#)
         var cursor: FeedCursor?
         for index in 0 ..< shown {
-            let row = rows[index]
+            let row = rows[range.lowerBound + index]
             json.raw(index == 0 ? #"{"body":"# : #",{"body":"#)
             row.withText(body) { json.stringOrNull($0) }
             json.raw(#","id":"#)

@@ -6,6 +6,10 @@ import Foundation
 public final class FeedService: Sendable {
     let store: FeedStore
     let pages: RequestCoordinator<FeedPageKey, StampedPage>
+    /// Reads of different pages that miss the cache together share a statement (`FeedStore.pages`): a busy replica
+    /// reading many distinct feeds then runs a few statements for many requests instead of one each. A load that
+    /// starts after a write never joins a batch already running (`BatchLoader`), as the change counts require.
+    let reads: BatchLoader<FeedPageKey, FeedPageResult>
     /// Guards each feed's change count: bumped the moment a change is known (before the caches are invalidated),
     /// and stamped on every page as its load starts, so a page loaded before a change is never served after it.
     private let epochs = Locked<[FeedAddress: UInt64]>([:])
@@ -33,8 +37,18 @@ public final class FeedService: Sendable {
         self.echoTimeout = echoTimeout
         self.caching = caching
         self.pages = RequestCoordinator(caching: caching ? .untilInvalidated(maxEntries: maxCachedPages) : .disabled)
+        self.reads = BatchLoader(maxBatchSize: FeedService.maxBatchSize,
+                                 maxConcurrentBatches: FeedService.concurrentBatches) { [store] keys in
+            try await store.pages(keys)
+        }
         self.maxTrackedPageKeys = 2 * maxCachedPages
     }
+
+    /// The most pages one batched read asks for: a batch's callers wait for all of its rows.
+    static let maxBatchSize = 32
+    /// Batched reads running at once (each holds a pooled connection): a lone read starts at once, and while they all
+    /// run, the pages asked for meanwhile gather into the next ones.
+    static let concurrentBatches = 4
 
     /// A page with the feed's change count when its load started.
     struct StampedPage: Sendable {
@@ -56,8 +70,8 @@ public final class FeedService: Sendable {
     /// The page through the coordinator, stamped with the feed's change count as the load starts.
     private func load(_ key: FeedPageKey) async throws -> StampedPage {
         let epoch = epoch(of: key.feed)
-        return try await pages.value(for: key) { [store] key in
-            StampedPage(result: try await store.page(key), epoch: epoch)
+        return try await pages.value(for: key) { [reads] key in
+            StampedPage(result: try await reads.value(for: key) ?? .noSuchFeed, epoch: epoch)
         }
     }
 

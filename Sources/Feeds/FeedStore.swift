@@ -2,6 +2,11 @@ import Foundation
 import HTTPServer
 import Postgres
 
+/// A batched page read's rows did not match the keys it was sent (a fault in the statement, never in the input).
+enum FeedStoreError: Error {
+    case batchTagOutOfRange(Int64)
+}
+
 /// Feeds and their items in Postgres. Every statement is scoped by tenant; every write bumps the feed's version
 /// and sends a change notice (delivered to other replicas when the transaction commits).
 public struct FeedStore: Sendable {
@@ -39,6 +44,36 @@ public struct FeedStore: Sendable {
         """
     }
 
+    /// The first pages of many feeds in one statement: for each `(tenant $1[n], key $2[n])` that exists, its version
+    /// and newest `$3[n]` items, tagged with `n` and in page order. The same rows, page by page, as
+    /// ``firstPageStatement`` gives for each pair alone.
+    static let firstPagesStatement = PreparedStatement(pages(
+        from: "unnest($1::uuid[], $2::text[], $3::int[]) WITH ORDINALITY AS b (tenant_id, key, lim, n)", after: ""))
+
+    /// The pages after a cursor of many feeds in one statement (`$4[n]` microseconds, `$5[n]` id), as
+    /// ``firstPagesStatement``.
+    static let pagesAfterStatement = PreparedStatement(pages(
+        from: """
+            unnest($1::uuid[], $2::text[], $3::int[], $4::bigint[], $5::uuid[])
+                WITH ORDINALITY AS b (tenant_id, key, lim, micros, cursor_id, n)
+            """,
+        after: "AND (published_at, id) < (timestamptz 'epoch' + b.micros * interval '1 microsecond', b.cursor_id)"))
+
+    private static func pages(from batch: String, after cursorCondition: String) -> String {
+        """
+        SELECT b.n, f.version, \(FeedStore.itemColumns)
+        FROM \(batch)
+        JOIN feeds f ON f.tenant_id = b.tenant_id AND f.key = b.key
+        LEFT JOIN LATERAL (
+            SELECT * FROM feed_items
+            WHERE feed_id = f.id \(cursorCondition)
+            ORDER BY published_at DESC, id DESC
+            LIMIT b.lim
+        ) i ON true
+        ORDER BY b.n, i.published_at DESC, i.id DESC
+        """
+    }
+
     /// Loads one page: the feed's version and up to `limit` items after `cursor`, newest first, plus one more
     /// to tell whether there are more, written into the response body as the rows are read (`FeedPageBody`).
     public func page(_ key: FeedPageKey) async throws -> FeedPageResult {
@@ -50,9 +85,60 @@ public struct FeedStore: Sendable {
                 try await connection.query(FeedStore.firstPageStatement, [key.feed.tenantID, key.feed.key, key.limit + 1])
             }
         }
-        guard let first = rows.first else { return .noSuchFeed }
-        let version: Int64 = try first.decode("version")
-        let body = try FeedPageBody.encode(rows, limit: key.limit)
+        guard !rows.isEmpty else { return .noSuchFeed }
+        return try FeedStore.page(key, rows, rows.indices)
+    }
+
+    /// Loads many pages with at most two statements (first pages, pages after a cursor); a single key goes through
+    /// ``page(_:)``. Every key gets an answer, `.noSuchFeed` for a feed its tenant does not have. What each page holds
+    /// does not depend on the other keys of the batch.
+    public func pages(_ keys: [FeedPageKey]) async throws -> [FeedPageKey: FeedPageResult] {
+        if keys.count == 1 { return [keys[0]: try await page(keys[0])] }
+        let first = keys.filter { $0.cursor == nil }, later = keys.filter { $0.cursor != nil }
+        var answers: [FeedPageKey: FeedPageResult] = [:]
+        answers.reserveCapacity(keys.count)
+        try await pool.withConnection { connection in
+            if !first.isEmpty {
+                let rows = try await connection.query(FeedStore.firstPagesStatement, [
+                    PostgresArray(first.map(\.feed.tenantID)), PostgresArray(first.map(\.feed.key)),
+                    PostgresArray(first.map { $0.limit + 1 }),
+                ])
+                try FeedStore.collect(first, rows, into: &answers)
+            }
+            if !later.isEmpty {
+                let rows = try await connection.query(FeedStore.pagesAfterStatement, [
+                    PostgresArray(later.map(\.feed.tenantID)), PostgresArray(later.map(\.feed.key)),
+                    PostgresArray(later.map { $0.limit + 1 }), PostgresArray(later.map { $0.cursor!.micros }),
+                    PostgresArray(later.map { $0.cursor!.id }),
+                ])
+                try FeedStore.collect(later, rows, into: &answers)
+            }
+        }
+        for key in keys where answers[key] == nil { answers[key] = .noSuchFeed }
+        return answers
+    }
+
+    /// Splits a batched read's rows (tagged with `n`, the 1-based position of their key in `keys`, in order) into
+    /// pages.
+    private static func collect(_ keys: [FeedPageKey], _ rows: PostgresRows,
+                                into answers: inout [FeedPageKey: FeedPageResult]) throws {
+        let tag = try rows.column("n")
+        var start = 0
+        while start < rows.count {
+            let n: Int64 = try rows[start].decode(tag, as: Int64.self)
+            var end = start + 1
+            while end < rows.count, try rows[end].decode(tag, as: Int64.self) == n { end += 1 }
+            guard n >= 1 && n <= keys.count else { throw FeedStoreError.batchTagOutOfRange(n) }
+            let key = keys[Int(n) - 1]
+            answers[key] = try page(key, rows, start ..< end)
+            start = end
+        }
+    }
+
+    /// The page of `key` in `rows[range]` (at least one row: the feed exists).
+    private static func page(_ key: FeedPageKey, _ rows: PostgresRows, _ range: Range<Int>) throws -> FeedPageResult {
+        let version: Int64 = try rows[range.lowerBound].decode("version")
+        let body = try FeedPageBody.encode(rows, in: range, limit: key.limit)
         let variant = FNV1a.hash("\(key.limit)|\(key.cursor?.encoded ?? "")")
         return .page(FeedPage(body: body, etag: "\"\(version)-\(String(variant, radix: 16))\""))
     }

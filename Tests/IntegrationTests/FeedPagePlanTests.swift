@@ -30,6 +30,14 @@ struct FeedPagePlanTests {
                                                on: connection)
                 let seek = plan.split(separator: "\n").contains { $0.contains("Index Cond") && $0.contains("published_at") }
                 #expect(seek, "\(mode): the page after a cursor does not seek to it:\n\(plan)")
+                // The batched form: each feed's cursor comes from the batch's arrays, and each still seeks to it.
+                let batched = try await queryPlan(
+                    of: FeedStore.pagesAfterStatement.sql, types: "uuid[], text[], int[], bigint[], uuid[]",
+                    arguments: ["{\(tenantID),\(tenantID)}", "{deep,deep}", "{21,21}", "{1700000000000000,1600000000000000}",
+                                "{\(UUID().uuidString),\(UUID().uuidString)}"],
+                    on: connection)
+                let batchedSeek = batched.split(separator: "\n").contains { $0.contains("Index Cond") && $0.contains("published_at") }
+                #expect(batchedSeek, "\(mode): the batched page after a cursor does not seek to it:\n\(batched)")
             }
         }
         await pool.close()
