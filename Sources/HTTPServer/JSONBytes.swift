@@ -28,11 +28,19 @@ public struct JSONBytes {
     public mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
         var runStart = 0
-        for index in 0 ..< utf8.count {
+        var index = 0
+        while index < utf8.count {
+            // Eight bytes at a time while none of them needs an escape (most text has none).
+            if index + 8 <= utf8.count,
+               !JSONBytes.needsEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
             let byte = utf8[index]
+            index += 1
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart ..< index])) }
-            runStart = index + 1
+            if runStart < index - 1 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart ..< index - 1])) }
+            runStart = index
             bytes.append(UInt8(ascii: "\\"))
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
@@ -50,6 +58,18 @@ public struct JSONBytes {
         }
         if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes of `word` is a control character, `"` or `\` (bitwise, without a branch per
+    /// byte: a byte below 0x20 and a byte equal to 0x22 or 0x5C each set its high bit in the result; bytes of 0x80
+    /// and above, which need no escape, are masked out).
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below0x20 = (word &- ones &* 0x20)
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let hits = below0x20 | (quote &- ones) | (backslash &- ones)
+        return hits & ~word & highs != 0
     }
 
     /// Appends `text` as a JSON string.

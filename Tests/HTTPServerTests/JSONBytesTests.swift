@@ -14,12 +14,36 @@ import TestSupport
             + ["é", "€", "\u{2028}", "\u{2029}", "\u{FEFF}", "😀", "𝄞"]
         for _ in 0 ..< 2_000 {
             var scalars = String.UnicodeScalarView()
-            for _ in 0 ..< Int.random(in: 0 ... 24, using: &random) { scalars.append(alphabet.randomElement(using: &random)!) }
+            for _ in 0 ..< Int.random(in: 0 ... 40, using: &random) { scalars.append(alphabet.randomElement(using: &random)!) }
             let text = String(scalars)
             var json = JSONBytes(capacity: 0)
             json.string(text)
             let expected = try JSON.encode([text])
             #expect(json.bytes == Array(expected.dropFirst().dropLast()), "seed \(seed): \(text.debugDescription)")
+        }
+    }
+
+    /// Strings are scanned eight bytes at a time: one byte that needs an escape, at every position of a long plain
+    /// text (so in every lane of a word and at every word boundary), beside bytes from 0x80 up, is still found.
+    @Test func anEscapeIsFoundInEveryLaneOfTheWordAtATimeScan() throws {
+        let escapes: [Unicode.Scalar] = ["\"", "\\", "\u{0}", "\u{1}", "\n", "\u{1F}"]
+        let fillers = ["abcdefgh", "é€😀𝄞", "\u{7F}\u{20}\u{21}\u{23}\u{5B}\u{5D}~ÿ"]
+        for filler in fillers {
+            let plain = Array(String(repeating: filler, count: 6).unicodeScalars)
+            for position in 0 ... plain.count {
+                for escape in escapes {
+                    var scalars = String.UnicodeScalarView(plain)
+                    scalars.insert(escape, at: scalars.index(scalars.startIndex, offsetBy: position))
+                    let text = String(scalars)
+                    var json = JSONBytes(capacity: 0)
+                    json.string(text)
+                    let expected = try JSON.encode([text])
+                    #expect(json.bytes == Array(expected.dropFirst().dropLast()), "\(text.debugDescription)")
+                }
+            }
+            var json = JSONBytes(capacity: 0)
+            json.string(String(String.UnicodeScalarView(plain)))
+            #expect(json.bytes == Array(try JSON.encode([String(String.UnicodeScalarView(plain))]).dropFirst().dropLast()))
         }
     }
 

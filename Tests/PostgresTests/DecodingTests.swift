@@ -105,6 +105,21 @@ struct DecodingTests {
         }
     }
 
+    /// NULL and the empty string are both zero bytes long in libpq's result: only NULL decodes to nil.
+    @Test func anEmptyStringIsNotNull() async throws {
+        try await TestDatabase.withConnection { connection throws in
+            let rows = try await connection.query("SELECT ''::text AS empty, NULL::text AS missing, 'x'::text AS one")
+            let row = rows[0]
+            #expect(try row.decode("empty", as: String?.self) == "")
+            #expect(try row.decode("missing", as: String?.self) == nil)
+            #expect(try row.decode("one", as: String?.self) == "x")
+            #expect(!row.isNull("empty") && row.isNull("missing") && !row.isNull("one"))
+            let empty = try rows.column("empty"), missing = try rows.column("missing")
+            #expect(row.withText(empty) { $0.map(\.count) } == 0)
+            #expect(row.withText(missing) { $0 == nil })
+        }
+    }
+
     @Test func nullIntoNonOptionalNamesTheColumn() async throws {
         try await TestDatabase.withConnection { connection throws in
             let row = try await connection.query("SELECT NULL::int AS maybe_count")[0]

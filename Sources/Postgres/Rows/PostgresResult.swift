@@ -56,8 +56,9 @@ final class PostgresResult: @unchecked Sendable {
     /// inlinable, so libpq is only called from this module even where the row decoder is inlined.
     @usableFromInline
     func field(row: Int32, column: Int32) -> UnsafeBufferPointer<UInt8>? {
-        if PQgetisnull(pointer, row, column) != 0 { return nil }
         let length = Int(PQgetlength(pointer, row, column))
+        // Only an empty field can be NULL (libpq gives NULL a length of 0): most fields need no third call.
+        if length == 0 && PQgetisnull(pointer, row, column) != 0 { return nil }
         let start = UnsafeRawPointer(PQgetvalue(pointer, row, column)).map { $0.assumingMemoryBound(to: UInt8.self) }
         return UnsafeBufferPointer(start: start, count: length)
     }
