@@ -15,17 +15,9 @@ struct FeedFreshnessTests {
     @Test(arguments: [(UInt64(7), true), (UInt64(7), false), (UInt64(40), true), (UInt64(40), false)])
     func aReadStartedAfterAnAcknowledgedInsertSeesIt(seed: UInt64, caching: Bool) async throws {
         var random = SplitMix64(seed: seed)
-        let database = try await TestDatabase.create()
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 4)
-        _ = try await Migrator.apply(Migrations.all, pool: pool)
-        var tenants: [UUID] = []
-        try await pool.withConnection { connection in
-            for name in ["mine", "theirs"] {
-                let rows = try await connection.query("INSERT INTO tenants (name) VALUES ($1) RETURNING id", [name])
-                tenants.append(try rows[0].decode("id"))
-            }
-        }
-        let service = FeedService(store: FeedStore(pool: pool), caching: caching)
+        let database = try await MigratedDatabase.create(maxConnections: 4)
+        let tenants = try await database.tenants(["mine", "theirs"])
+        let service = FeedService(store: FeedStore(pool: database.pool), caching: caching)
         let names = ["a", "b", "c", "d"]
         // The other tenant's feeds of the same names hold items too; none may ever show up in ours.
         for name in names {
@@ -76,7 +68,6 @@ struct FeedFreshnessTests {
             }
             #expect(try Self.titles(page.body).count == acknowledged.withLock { $0[name, default: 0] })
         }
-        await pool.close()
         await database.drop()
     }
 

@@ -14,11 +14,9 @@ struct FeedPageBatchTests {
     @Test(arguments: [UInt64(3), 17, 58])
     func aBatchedPageIsExactlyThePageReadAlone(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let database = try await TestDatabase.create()
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 4)
-        _ = try await Migrator.apply(Migrations.all, pool: pool)
-        let store = FeedStore(pool: pool)
-        let world = try await Self.makeFeeds(store: store, pool: pool, random: &random)
+        let database = try await MigratedDatabase.create(maxConnections: 4)
+        let store = FeedStore(pool: database.pool)
+        let world = try await Self.makeFeeds(store: store, database: database, random: &random)
 
         var batchesChecked = 0, pagesFound = 0
         for _ in 0 ..< 25 {
@@ -44,7 +42,6 @@ struct FeedPageBatchTests {
             batchesChecked += 1
         }
         #expect(batchesChecked == 25 && pagesFound > 100)
-        await pool.close()
         await database.drop()
     }
 
@@ -52,11 +49,9 @@ struct FeedPageBatchTests {
     /// and every caller still gets its own key's page.
     @Test func concurrentReadsThroughTheServiceShareStatementsAndEachGetsItsOwnPage() async throws {
         var random = SplitMix64(seed: 91)
-        let database = try await TestDatabase.create()
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 4)
-        _ = try await Migrator.apply(Migrations.all, pool: pool)
-        let store = FeedStore(pool: pool)
-        let world = try await Self.makeFeeds(store: store, pool: pool, random: &random)
+        let database = try await MigratedDatabase.create(maxConnections: 4)
+        let store = FeedStore(pool: database.pool)
+        let world = try await Self.makeFeeds(store: store, database: database, random: &random)
         let service = FeedService(store: store, caching: false)
 
         let keys = (0 ..< 400).map { _ in world.randomKey(using: &random) }
@@ -78,7 +73,6 @@ struct FeedPageBatchTests {
         let statistics = service.reads.statistics
         // 400 concurrent callers: batches formed (far fewer statements than distinct keys).
         #expect(statistics.batches < Set(keys).count / 2, "\(statistics)")
-        await pool.close()
         await database.drop()
     }
 
@@ -101,14 +95,10 @@ struct FeedPageBatchTests {
         }
     }
 
-    static func makeFeeds(store: FeedStore, pool: PostgresPool, random: inout SplitMix64) async throws -> World {
-        var tenants: [UUID] = []
-        try await pool.withConnection { connection in
-            for name in ["A", "B"] {
-                let rows = try await connection.query("INSERT INTO tenants (name) VALUES ($1) RETURNING id", [name])
-                tenants.append(try rows[0].decode("id"))
-            }
-            _ = try await connection.query("INSERT INTO feeds (tenant_id, key) VALUES ($1::uuid, 'empty')", [tenants[0]])
+    static func makeFeeds(store: FeedStore, database: MigratedDatabase, random: inout SplitMix64) async throws -> World {
+        let tenants = try await database.tenants(["A", "B"])
+        _ = try await database.pool.withConnection { connection in
+            try await connection.query("INSERT INTO feeds (tenant_id, key) VALUES ($1::uuid, 'empty')", [tenants[0]])
         }
         let shared = (0 ..< 3).map { _ in FeedPageEncodingTests.randomMicros(using: &random) }
         var cursors: [FeedCursor] = []
@@ -125,7 +115,7 @@ struct FeedPageBatchTests {
                         publishedAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000))
                     _ = try await store.insert(item, into: feed, notice: feed.notice(nonce: UUID().uuidString))
                 }
-                cursors += try await FeedPageEncodingTests.items(of: feed, pool: pool).map(\.cursor)
+                cursors += try await FeedPageEncodingTests.items(of: feed, pool: database.pool).map(\.cursor)
             }
         }
         return World(tenants: tenants, names: ["news", "offers", "only-a", "only-b", "empty", "nobody"], cursors: cursors)

@@ -15,18 +15,11 @@ struct FeedPageEncodingTests {
     @Test(arguments: [UInt64(11), 29, 47])
     func everyPageIsByteForByteWhatSwiftEncodesFromTheRows(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let database = try await TestDatabase.create()
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 2)
-        _ = try await Migrator.apply(Migrations.all, pool: pool)
+        let database = try await MigratedDatabase.create(maxConnections: 2)
+        let pool = database.pool
         let store = FeedStore(pool: pool)
         // Two tenants with a feed of the same key each, random items in both; an empty feed; a key neither has.
-        var tenants: [UUID] = []
-        try await pool.withConnection { connection in
-            for name in ["A", "B"] {
-                let rows = try await connection.query("INSERT INTO tenants (name) VALUES ($1) RETURNING id", [name])
-                tenants.append(try rows[0].decode("id"))
-            }
-        }
+        let tenants = try await database.tenants(["A", "B"])
         for tenant in tenants {
             let feed = FeedAddress(tenantID: tenant, key: "news")
             let count = Int.random(in: 0 ... 60, using: &random)
@@ -86,7 +79,6 @@ struct FeedPageEncodingTests {
             Issue.record("another tenant's feed was served")
             return
         }
-        await pool.close()
         await database.drop()
     }
 
