@@ -5,7 +5,7 @@ import Coordination
 /// between the libmicrohttpd thread, the responder's task and the disconnect monitor.
 ///
 /// `@unchecked Sendable`: the head/body fields are written only on the connection's libmicrohttpd thread
-/// before the task starts (task creation orders those writes before the task reads them), `registered` is
+/// before the task starts (task creation orders those writes before the task reads them), `inRequests` and `inStreams` are
 /// written and read on that thread alone, and everything shared afterwards lives in `state`, behind its lock.
 final class ConnectionContext: @unchecked Sendable {
     let id: UInt64
@@ -16,9 +16,12 @@ final class ConnectionContext: @unchecked Sendable {
     // Written on the libmicrohttpd thread only, before the task starts.
     var request: Request
     var bodyTooLarge = false
-    /// Whether the request ever joined the server's `requests` or `streams` registry (written and read on the
-    /// libmicrohttpd thread): one answered at once never did, and its completion skips their locks.
-    var registered = false
+    /// Whether the request is in the server's `requests` registry now (suspended, its responder running), and whether
+    /// it is in `streams` (its body streaming). Written and read on the libmicrohttpd thread only, where every insert
+    /// and removal happens: a completion removes the request only from where it still is, so one answered at once,
+    /// or resumed and answered, takes no registry lock when it ends.
+    var inRequests = false
+    var inStreams = false
 
     /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
     let state = Locked(ConnectionState())

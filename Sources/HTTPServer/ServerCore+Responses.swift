@@ -15,7 +15,7 @@ extension ServerCore {
                 sb_mhd_size_unknown(), configuration.streamBlockSize, ServerCore.contentReader,
                 Unmanaged.passRetained(context).toOpaque(), ServerCore.contentReaderFree)
             if handle != nil {
-                context.registered = true
+                context.inStreams = true
                 streams.insert(context)
             }
         }

@@ -85,6 +85,7 @@ final class ServerCore: Sendable {
             // in one or the other at every moment.
             let result = queue(response, for: context)
             requests.remove(context.id)
+            context.inRequests = false
             return result
         }
         if context.bodyTooLarge {
@@ -122,7 +123,7 @@ final class ServerCore: Sendable {
     private func start(_ context: ConnectionContext) -> MHD_Result {
         let request = context.request
         MHD_suspend_connection(context.connection)
-        context.registered = true
+        context.inRequests = true
         requests.insert(context)
         context.state.withLock { $0.suspended = true }
         monitor.track(id: context.id, since: context.startedAt)
@@ -171,9 +172,8 @@ final class ServerCore: Sendable {
         slot.pointee = nil
         let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeRetainedValue()
         context.requestCompleted()
-        guard context.registered else { return }
-        requests.remove(context.id)
-        streams.remove(context.id)
+        if context.inRequests { requests.remove(context.id) }
+        if context.inStreams { streams.remove(context.id) }
     }
 
     static func tooLarge(limit: Int) -> Response {
