@@ -32,7 +32,7 @@ struct FeedFreshnessTests {
         let violations = try await withThrowingTaskGroup(of: [String].self) { group in
             for (name, delay) in writes {
                 group.addTask {
-                    try await Task.sleep(for: .microseconds(delay * 100))
+                    try await Task.sleep(for: .microseconds(delay * 200))
                     _ = try await service.insert(Self.item("mine"), into: FeedAddress(tenantID: mine, key: name))
                     acknowledged.withLock { $0[name, default: 0] += 1 }
                     return []
@@ -40,7 +40,7 @@ struct FeedFreshnessTests {
             }
             for (name, delay) in reads {
                 group.addTask {
-                    try await Task.sleep(for: .microseconds(delay * 100))
+                    try await Task.sleep(for: .microseconds(delay * 200))
                     let atLeast = acknowledged.withLock { $0[name, default: 0] }
                     let key = FeedPageKey(feed: FeedAddress(tenantID: mine, key: name), limit: 100, cursor: nil)
                     let titles: [String]

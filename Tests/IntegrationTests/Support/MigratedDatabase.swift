@@ -8,11 +8,12 @@ struct MigratedDatabase {
     let database: TestDatabase
     let pool: PostgresPool
 
-    /// A fresh migrated database and a pool of `maxConnections` on it.
+    /// A fresh migrated database and a pool of `maxConnections` on it. The pool waits up to 30 s for a connection: these
+    /// tests load it on purpose, and under ThreadSanitizer every statement is several times slower.
     static func create(maxConnections: Int) async throws -> MigratedDatabase {
         let database = try await TestDatabase.create()
         let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url),
-                                maxConnections: maxConnections)
+                                maxConnections: maxConnections, acquireTimeout: .seconds(30))
         _ = try await Migrator.apply(Migrations.all, pool: pool)
         return MigratedDatabase(database: database, pool: pool)
     }
