@@ -10,7 +10,9 @@
 # The reference in the same run: nginx with the nchan module (one worker), the same client subscribing to a channel
 # and publishing to it: time to attach everyone, fan-out p50/p99, the worker's RSS per subscriber, and nginx's own
 # request rate beside its subscribers. SSE_NCHAN=0 skips it (it installs nginx and libnginx-mod-nchan from Debian).
-#   SSE_SUBSCRIBERS (10000), SSE_PUBLISHES (30), SWITCHBOARD_BIN, DATABASE_URL
+#   SSE_SUBSCRIBERS (10000), SSE_PUBLISHES (30), SWITCHBOARD_BIN, DATABASE_URL; SSE_SERVER_ENV (extra environment for
+#   Switchboard, e.g. SSE_HEARTBEAT_SECONDS=3); FANOUT_EACH=1 makes the client print every publish's time
+#   (PUBLISH k ms reached) into bench/out/raw/sse-client*.txt
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

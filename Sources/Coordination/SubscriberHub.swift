@@ -64,6 +64,16 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
         }
     }
 
+    /// Yields `event` to the subscribers of every key that belong to `slice` of `schedule` (see `HeartbeatSchedule`).
+    public func publishToAll(_ event: Event, slice: Int, of schedule: HeartbeatSchedule) {
+        let everyone = registry.withLock { $0.everyone }
+        for subscribers in everyone.values {
+            for (id, continuation) in subscribers where schedule.contains(id, slice: slice) {
+                if case .dropped = continuation.yield(event) { continuation.finish() }
+            }
+        }
+    }
+
     /// Delivers `event` to every current subscriber of `key`; returns at once, without waiting for any consumer.
     ///
     /// A subscriber whose buffer is full is finished and forgotten instead. Publishing to a key nobody follows

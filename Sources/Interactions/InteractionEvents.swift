@@ -48,18 +48,21 @@ public final class InteractionEvents: Service {
         self.heartbeat = heartbeat
     }
 
-    /// Runs the timers — one heartbeat for all subscribers, and the once-a-second sweep of expired credentials —
-    /// until graceful shutdown (or cancellation), then ends every stream (see ``finishAll()``).
+    /// Runs the timers — the heartbeat, one slice of the subscribers per tick (`HeartbeatSchedule`: each subscriber
+    /// still gets one every `heartbeat`, and no tick writes to every stream at once), and the once-a-second sweep of
+    /// expired credentials — until graceful shutdown (or cancellation), then ends every stream (see ``finishAll()``).
     public func run() async {
         let hub = self.hub
         let leases = self.leases
-        let heartbeat = self.heartbeat
+        let schedule = HeartbeatSchedule(interval: heartbeat)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                var tick: UInt64 = 0
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
+                    try? await Task.sleep(for: schedule.tick)
                     if Task.isCancelled { return }
-                    hub.publishToAll(InteractionStreamEvent.heartbeat)
+                    hub.publishToAll(InteractionStreamEvent.heartbeat, slice: schedule.slice(atTick: tick), of: schedule)
+                    tick &+= 1
                 }
             }
             group.addTask {

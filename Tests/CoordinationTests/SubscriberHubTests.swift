@@ -17,6 +17,20 @@ struct SubscriberHubTests {
         for reader in readers { #expect(await reader.value == Array(1 ... 10)) }
     }
 
+    /// A heartbeat to one slice reaches exactly the subscribers (of every key) in that slice; over all the slices,
+    /// every subscriber gets exactly one.
+    @Test func aSlicedPublishReachesItsSliceAndAllSlicesReachEveryoneOnce() async {
+        let hub = SubscriberHub<String, Int>()
+        let schedule = HeartbeatSchedule(interval: .seconds(4))
+        let subscriptions = (0 ..< 30).map { n in hub.subscribe(n % 3 == 0 ? "a" : "b", bufferLimit: 8) }
+        for slice in 0 ..< schedule.slices { hub.publishToAll(slice, slice: slice, of: schedule) }
+        hub.finishAll()
+        for subscription in subscriptions {
+            let got = await collect(subscription.stream)
+            #expect(got == [Int(subscription.id % UInt64(schedule.slices))], "subscriber \(subscription.id)")
+        }
+    }
+
     @Test func aSubscriberOfAnotherKeyReceivesNothing() async {
         let hub = SubscriberHub<String, Int>()
         let first = hub.subscribe("i1", bufferLimit: 4)

@@ -137,6 +137,7 @@ int main(int argc, char **argv) {
         }
         times[k] = now_ms() - t0;
         if (got == n) complete++;
+        if (getenv("FANOUT_EACH")) printf("PUBLISH %d %.1f %d\n", k, times[k], got);
         usleep(100000);
     }
     qsort(times, pubs, sizeof *times, cmp);
