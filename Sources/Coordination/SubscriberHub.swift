@@ -56,19 +56,19 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
 
     /// Yields `event` to every subscriber of every key (a heartbeat, say); one call instead of a timer each.
     public func publishToAll(_ event: Event) {
-        let everyone = registry.withLock { $0.everyone }
-        for subscribers in everyone.values {
-            for continuation in subscribers.values {
-                if case .dropped = continuation.yield(event) { continuation.finish() }
-            }
-        }
+        publishToAll(event) { _ in true }
     }
 
     /// Yields `event` to the subscribers of every key that belong to `slice` of `schedule` (see `HeartbeatSchedule`).
     public func publishToAll(_ event: Event, slice: Int, of schedule: HeartbeatSchedule) {
+        publishToAll(event) { schedule.contains($0, slice: slice) }
+    }
+
+    /// Yields `event` to the subscribers of every key whose id `chosen` takes; a full buffer finishes the stream.
+    private func publishToAll(_ event: Event, where chosen: (UInt64) -> Bool) {
         let everyone = registry.withLock { $0.everyone }
         for subscribers in everyone.values {
-            for (id, continuation) in subscribers where schedule.contains(id, slice: slice) {
+            for (id, continuation) in subscribers where chosen(id) {
                 if case .dropped = continuation.yield(event) { continuation.finish() }
             }
         }

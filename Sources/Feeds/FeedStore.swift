@@ -94,28 +94,32 @@ public struct FeedStore: Sendable {
     /// does not depend on the other keys of the batch.
     public func pages(_ keys: [FeedPageKey]) async throws -> [FeedPageKey: FeedPageResult] {
         if keys.count == 1 { return [keys[0]: try await page(keys[0])] }
-        let first = keys.filter { $0.cursor == nil }, later = keys.filter { $0.cursor != nil }
+        let groups = [(FeedStore.firstPagesStatement, keys.filter { $0.cursor == nil }),
+                      (FeedStore.pagesAfterStatement, keys.filter { $0.cursor != nil })]
         var answers: [FeedPageKey: FeedPageResult] = [:]
         answers.reserveCapacity(keys.count)
         try await pool.withConnection { connection in
-            if !first.isEmpty {
-                let rows = try await connection.query(FeedStore.firstPagesStatement, [
-                    PostgresArray(first.map(\.feed.tenantID)), PostgresArray(first.map(\.feed.key)),
-                    PostgresArray(first.map { $0.limit + 1 }),
-                ])
-                try FeedStore.collect(first, rows, into: &answers)
-            }
-            if !later.isEmpty {
-                let rows = try await connection.query(FeedStore.pagesAfterStatement, [
-                    PostgresArray(later.map(\.feed.tenantID)), PostgresArray(later.map(\.feed.key)),
-                    PostgresArray(later.map { $0.limit + 1 }), PostgresArray(later.map { $0.cursor!.micros }),
-                    PostgresArray(later.map { $0.cursor!.id }),
-                ])
-                try FeedStore.collect(later, rows, into: &answers)
+            for (statement, group) in groups where !group.isEmpty {
+                let rows = try await connection.query(statement, FeedStore.batchParameters(group))
+                try FeedStore.collect(group, rows, into: &answers)
             }
         }
         for key in keys where answers[key] == nil { answers[key] = .noSuchFeed }
         return answers
+    }
+
+    /// The arrays a batched page statement takes for `keys`, all first pages or all pages after a cursor: tenants,
+    /// feed keys and limits (one more than the page holds), then for cursor pages the cursors' microseconds and ids.
+    private static func batchParameters(_ keys: [FeedPageKey]) -> [(any PostgresEncodable)?] {
+        var parameters: [(any PostgresEncodable)?] = [
+            PostgresArray(keys.map(\.feed.tenantID)), PostgresArray(keys.map(\.feed.key)),
+            PostgresArray(keys.map { $0.limit + 1 }),
+        ]
+        let cursors = keys.compactMap(\.cursor)
+        if !cursors.isEmpty {
+            parameters += [PostgresArray(cursors.map(\.micros)), PostgresArray(cursors.map(\.id))]
+        }
+        return parameters
     }
 
     /// Splits a batched read's rows (tagged with `n`, the 1-based position of their key in `keys`, in order) into

@@ -5,8 +5,9 @@ import Coordination
 /// between the libmicrohttpd thread, the responder's task and the disconnect monitor.
 ///
 /// `@unchecked Sendable`: the head/body fields are written only on the connection's libmicrohttpd thread
-/// before the task starts (task creation orders those writes before the task reads them), `inRequests` and `inStreams` are
-/// written and read on that thread alone, and everything shared afterwards lives in `state`, behind its lock.
+/// before the task starts (task creation orders those writes before the task reads them), `inRequests` and
+/// `inStreams` are written and read on that thread alone, and everything shared afterwards lives in `state`, behind
+/// its lock.
 final class ConnectionContext: @unchecked Sendable {
     let id: UInt64
     let connection: OpaquePointer
