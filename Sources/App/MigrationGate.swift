@@ -3,17 +3,11 @@ import HTTPServer
 /// Answers API calls with 503 and `Retry-After` until the migrations are applied, as during a database outage:
 /// before that, a query could only fail on a missing table, and a client should retry rather than see a 500.
 /// Health, readiness, metrics and the API document stay served.
-struct MigrationGate: Middleware {
+struct MigrationGate: SurroundingMiddleware {
     let readiness: Readiness
 
-    func respond(to request: Request, next: Responder) async throws -> Response {
-        guard isClosed(to: request) else { return try await next(request) }
-        throw MigrationGate.notReady
-    }
-
-    func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
-        guard isClosed(to: request) else { return next(request) }
-        return MigrationGate.notReady.response(requestID: request.id)
+    func prepare(_ request: inout Request) throws {
+        if isClosed(to: request) { throw MigrationGate.notReady }
     }
 
     private func isClosed(to request: Request) -> Bool {

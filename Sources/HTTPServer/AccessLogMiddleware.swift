@@ -27,8 +27,9 @@ public struct AccessLogEntry: Sendable {
     }
 }
 
-/// Reports one `AccessLogEntry` per request to a sink (the app writes it as a JSON line and to metrics).
-public struct AccessLogMiddleware: Middleware {
+/// Reports one `AccessLogEntry` per request to a sink (the app writes it as a JSON line and to metrics), timed from
+/// the request's arrival.
+public struct AccessLogMiddleware: SurroundingMiddleware {
     private let sink: @Sendable (AccessLogEntry) -> Void
 
     /// Creates the middleware with the sink each entry goes to.
@@ -36,29 +37,15 @@ public struct AccessLogMiddleware: Middleware {
         self.sink = sink
     }
 
-    public func respond(to request: Request, next: Responder) async throws -> Response {
-        let time = Date()
-        let start = ContinuousClock.now
-        var status = 500
-        defer { log(request, status: status, time: time, since: start) }
-        let response = try await next(request)
-        status = response.status
-        return response
-    }
-
-    /// Logs only immediate answers: when there is none, the async chain runs and logs the request.
-    public func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
-        let time = Date()
-        let start = ContinuousClock.now
-        guard let response = next(request) else { return nil }
-        log(request, status: response.status, time: time, since: start)
-        return response
-    }
-
-    private func log(_ request: Request, status: Int, time: Date, since start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        let seconds = elapsed.inSeconds
-        sink(AccessLogEntry(time: time, requestID: request.id, method: request.method, route: request.route,
-                            status: status, duration: seconds))
+    /// Logs the outcome: a response's status, or 500 for an error no layer inside mapped to a response.
+    public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
+        let status: Int
+        switch outcome {
+        case .success(let response): status = response.status
+        case .failure: status = 500
+        }
+        let seconds = (ContinuousClock.now - request.arrival).inSeconds
+        sink(AccessLogEntry(time: Date(timeIntervalSinceNow: -seconds), requestID: request.id, method: request.method,
+                            route: request.route, status: status, duration: seconds))
     }
 }

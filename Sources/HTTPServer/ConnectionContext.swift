@@ -37,7 +37,7 @@ final class ConnectionContext: @unchecked Sendable {
         self.socket = sb_mhd_connection_fd(connection)
         self.core = core
         self.request = request
-        self.startedAt = .now
+        self.startedAt = request.arrival
     }
 
     /// Called by the responder's task with its answer: hands it over and resumes the connection.

@@ -2,7 +2,7 @@
 ///
 /// `ProblemConvertible` errors carry their own problem; `map` may translate other error types (from modules
 /// that must not know HTTP); anything left becomes a 500 whose detail is not leaked, and `report` sees it.
-public struct ErrorMiddleware: Middleware {
+public struct ErrorMiddleware: SurroundingMiddleware {
     private let map: @Sendable (any Error) -> Problem?
     private let report: @Sendable (Request, any Error) -> Void
 
@@ -13,12 +13,13 @@ public struct ErrorMiddleware: Middleware {
         self.report = report
     }
 
-    public func respond(to request: Request, next: Responder) async throws -> Response {
-        do {
-            return try await next(request)
-        } catch {
-            if let problem = map(error) { return problem.response(requestID: request.id) }
-            return ErrorMiddleware.response(for: error, request: request, report: report)
+    /// Turns an error into its problem response.
+    public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
+        guard case .failure(let error) = outcome else { return }
+        if let problem = map(error) {
+            outcome = .success(problem.response(requestID: request.id))
+        } else {
+            outcome = .success(ErrorMiddleware.response(for: error, request: request, report: report))
         }
     }
 

@@ -12,7 +12,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The fields of the literal, in its order, e.g. `["Content-Type": "text/plain"]`.
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { (name: $0.0, value: $0.1) }
+        fields = []
+        // One more for the field a response usually gains on its way out (its request id).
+        fields.reserveCapacity(elements.count + 1)
+        for (name, value) in elements { fields.append((name: name, value: value)) }
+    }
+
+    /// Makes room for `count` fields in all.
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
     }
 
     /// The first value of the named field, or nil.

@@ -4,6 +4,7 @@ import CMicroHTTPD
 enum MHDRequestReader {
     static func request(_ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) -> Request {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, pointer)
         }

@@ -18,14 +18,17 @@ public struct Request: Sendable {
     public var route: String?
     /// The request id: the client's `X-Request-ID` when sane, else generated.
     public var id: String = ""
+    /// When the server had the request's head (the access log measures the request's time from here).
+    public var arrival: ContinuousClock.Instant
     /// Values that middleware attaches for handlers further down (an authenticated principal, say).
     public var attributes = RequestAttributes()
     /// The route already matched for this request (by `RouterResponder.respondImmediately`), so it is not matched twice.
     var matchedHandler: RouteHandler?
 
-    /// Creates a request; the server does this, tests may too.
+    /// Creates a request that arrived now; the server does this, tests may too.
     public init(method: String, path: String, query: [(name: String, value: String)] = [],
                 headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.arrival = .now
         self.method = method
         self.path = path
         self.query = query

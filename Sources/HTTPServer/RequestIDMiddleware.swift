@@ -2,24 +2,18 @@ import Synchronization
 
 /// Gives every request an id: the client's `X-Request-ID` when sane (1–128 visible ASCII characters),
 /// else a generated one; echoes it on the response.
-public struct RequestIDMiddleware: Middleware {
+public struct RequestIDMiddleware: SurroundingMiddleware {
     /// Creates the middleware.
     public init() {}
 
-    public func respond(to request: Request, next: Responder) async throws -> Response {
-        var request = request
+    /// Gives the request its id.
+    public func prepare(_ request: inout Request) throws {
         request.id = RequestIDMiddleware.id(for: request)
-        var response = try await next(request)
-        response.headers.set("X-Request-ID", request.id)
-        return response
     }
 
-    public func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
-        var request = request
-        request.id = RequestIDMiddleware.id(for: request)
-        guard var response = next(request) else { return nil }
-        response.headers.set("X-Request-ID", request.id)
-        return response
+    /// Echoes the id on the response.
+    public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
+        outcome.updateResponse { $0.headers.set("X-Request-ID", request.id) }
     }
 
     /// The id for `request`: its sane `X-Request-ID`, or a new one.

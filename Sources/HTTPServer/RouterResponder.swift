@@ -18,11 +18,26 @@ public struct RouterResponder: Sendable {
         var immediateChain: @Sendable (Request) -> Response? = { request in
             request.matchedHandler?.immediate?(request)
         }
-        for layer in middleware.reversed() {
-            let next = chain, immediateNext = immediateChain
-            chain = { request in try await layer.respond(to: request, next: next) }
-            immediateChain = { request in layer.respondImmediately(to: request, next: immediateNext) }
+        // Consecutive surrounding layers run as one async call; other middleware gets a call of its own.
+        var run: [any SurroundingMiddleware] = [] // innermost first
+        func closeRun() {
+            guard !run.isEmpty else { return }
+            let layers = SurroundingLayers(run.reversed()), next = chain
+            chain = { request in try await layers.respond(to: request, next: next) }
+            run = []
         }
+        for layer in middleware.reversed() {
+            let immediateNext = immediateChain
+            immediateChain = { request in layer.respondImmediately(to: request, next: immediateNext) }
+            if let surrounding = layer as? any SurroundingMiddleware {
+                run.append(surrounding)
+            } else {
+                closeRun()
+                let next = chain
+                chain = { request in try await layer.respond(to: request, next: next) }
+            }
+        }
+        closeRun()
         self.chain = chain
         self.immediateChain = immediateChain
     }
@@ -43,7 +58,12 @@ public struct RouterResponder: Sendable {
 
     /// Routes the request (unless ``respondImmediately(to:)`` already did) and runs it through the middleware chain.
     public func respond(to request: Request) async throws -> Response {
-        if request.matchedHandler != nil { return try await chain(request) }
+        try await chain(request.matchedHandler != nil ? request : routed(request))
+    }
+
+    /// The request with its route matched (kept out of line: the async caller's frame stays small).
+    @inline(never)
+    private func routed(_ request: Request) -> Request {
         var request = request
         switch trie.match(method: request.method, path: request.path) {
         case .found(let handler, let parameters):
@@ -59,6 +79,6 @@ public struct RouterResponder: Sendable {
         case .notFound:
             break
         }
-        return try await chain(request)
+        return request
     }
 }

@@ -1,0 +1,202 @@
+import HTTPServer
+import TestSupport
+import Synchronization
+import Testing
+
+/// Runs of surrounding middleware are fused into one async call; these tests hold that call to what the layers would
+/// do nested one inside the other, each awaiting the next.
+@Suite struct SurroundingMiddlewareTests {
+    /// What one test layer does.
+    enum Kind: Equatable {
+        /// Surrounding: records its halves and adds a header to a response.
+        case tag
+        /// Surrounding: its `prepare` throws.
+        case gate
+        /// Surrounding: turns an error into a response.
+        case rescue
+        /// Plain middleware that calls `next` and adds a header.
+        case plain
+        /// Plain middleware that throws without calling `next`.
+        case plainThrow
+    }
+
+    struct Failure: Error, Equatable { let layer: Int }
+
+    /// The order in which the layers' parts ran.
+    final class Trace: Sendable {
+        /// Guards the recorded steps.
+        private let storage = Mutex<[String]>([])
+        func record(_ step: String) { storage.withLock { $0.append(step) } }
+        var steps: [String] { storage.withLock { $0 } }
+    }
+
+    struct Surrounding: SurroundingMiddleware {
+        let index: Int
+        let kind: Kind
+        let trace: Trace
+
+        func prepare(_ request: inout Request) throws {
+            trace.record("prepare \(index)")
+            if kind == .gate { throw Failure(layer: index) }
+        }
+
+        func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
+            trace.record("complete \(index)")
+            switch (kind, outcome) {
+            case (.tag, .success):
+                outcome.updateResponse { $0.headers.add("X-Layer", "\(index)") }
+            case (.rescue, .failure(let error)):
+                let layer = (error as? Failure)?.layer ?? -1
+                outcome = .success(Response(status: 400 + layer, headers: ["X-Rescued-By": "\(index)"]))
+            default:
+                break
+            }
+        }
+    }
+
+    struct Plain: Middleware {
+        let index: Int
+        let kind: Kind
+        let trace: Trace
+
+        func respond(to request: Request, next: Responder) async throws -> Response {
+            trace.record("enter \(index)")
+            if kind == .plainThrow { throw Failure(layer: index) }
+            var response = try await next(request)
+            trace.record("leave \(index)")
+            response.headers.add("X-Plain", "\(index)")
+            return response
+        }
+    }
+
+    /// What the layers do nested, each awaiting the next: the steps in order and the outcome.
+    static func expected(_ kinds: [Kind], handlerFails: Bool) -> (steps: [String], outcome: Result<Response, Failure>) {
+        var steps: [String] = []
+        func run(_ index: Int) -> Result<Response, Failure> {
+            guard index < kinds.count else {
+                steps.append("handler")
+                return handlerFails ? .failure(Failure(layer: 100)) : .success(Response(status: 200))
+            }
+            switch kinds[index] {
+            case .plain, .plainThrow:
+                steps.append("enter \(index)")
+                if kinds[index] == .plainThrow { return .failure(Failure(layer: index)) }
+                let inner = run(index + 1)
+                guard case .success(var response) = inner else { return inner }
+                steps.append("leave \(index)")
+                response.headers.add("X-Plain", "\(index)")
+                return .success(response)
+            case .tag, .gate, .rescue:
+                steps.append("prepare \(index)")
+                var outcome = kinds[index] == .gate ? .failure(Failure(layer: index)) : run(index + 1)
+                steps.append("complete \(index)")
+                switch (kinds[index], outcome) {
+                case (.tag, .success(var response)):
+                    response.headers.add("X-Layer", "\(index)")
+                    outcome = .success(response)
+                case (.rescue, .failure(let failure)):
+                    outcome = .success(Response(status: 400 + failure.layer, headers: ["X-Rescued-By": "\(index)"]))
+                default:
+                    break
+                }
+                return outcome
+            }
+        }
+        let outcome = run(0)
+        return (steps, outcome)
+    }
+
+    /// Seeded random stacks of every kind, each through a built router, against the nested model.
+    @Test(arguments: [1, 2, 3]) func fusedRunsDoWhatNestedLayersDo(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let kinds: [Kind] = [.tag, .tag, .gate, .rescue, .plain, .plainThrow]
+        for _ in 0 ..< 200 {
+            let stack = (0 ..< Int.random(in: 0 ... 7, using: &random)).map { _ in kinds.randomElement(using: &random)! }
+            let handlerFails = Bool.random(using: &random)
+            let trace = Trace()
+            var router = Router()
+            for (index, kind) in stack.enumerated() {
+                switch kind {
+                case .plain, .plainThrow: router.use(Plain(index: index, kind: kind, trace: trace))
+                default: router.use(Surrounding(index: index, kind: kind, trace: trace))
+                }
+            }
+            router.get("/x") { _ in
+                trace.record("handler")
+                if handlerFails { throw Failure(layer: 100) }
+                return Response(status: 200)
+            }
+            let observed: Result<Response, Failure>
+            do {
+                observed = .success(try await router.buildResponder().respond(to: Request(method: "GET", path: "/x")))
+            } catch let failure as Failure {
+                observed = .failure(failure)
+            }
+            let (steps, outcome) = SurroundingMiddlewareTests.expected(stack, handlerFails: handlerFails)
+            #expect(trace.steps == steps, "stack \(stack), handler fails: \(handlerFails)")
+            switch (observed, outcome) {
+            case (.success(let got), .success(let want)):
+                #expect(got.status == want.status && got.headers.map(\.name) == want.headers.map(\.name)
+                        && got.headers.map(\.value) == want.headers.map(\.value), "stack \(stack)")
+            case (.failure(let got), .failure(let want)):
+                #expect(got == want, "stack \(stack)")
+            default:
+                Issue.record("stack \(stack), handler fails: \(handlerFails): \(observed) against \(outcome)")
+            }
+        }
+    }
+
+    @Test func completeSeesTheRequestAsPreparedAndTheIDGoesOnTheResponse() async throws {
+        let logged = LoggedEntries()
+        var router = Router()
+        router.use(RequestIDMiddleware())
+        router.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        router.use(ErrorMiddleware())
+        router.get("/missing") { _ in throw Problem.notFound("Nothing here.") }
+        let response = try await router.buildResponder()
+            .respond(to: Request(method: "GET", path: "/missing", headers: ["X-Request-ID": "req-7"]))
+        #expect(response.status == 404 && response.headers["X-Request-ID"] == "req-7")
+        #expect(logged.entries.map(\.requestID) == ["req-7"] && logged.entries.map(\.status) == [404])
+        #expect(logged.entries.first?.route == "/missing")
+    }
+
+    @Test func theAccessLogTimesARequestFromItsArrival() async throws {
+        let logged = LoggedEntries()
+        var router = Router()
+        router.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        router.get("/x") { _ in Response(status: 204) }
+        var request = Request(method: "GET", path: "/x")
+        request.arrival = .now - .seconds(2)
+        _ = try await router.buildResponder().respond(to: request)
+        let entry = try #require(logged.entries.first)
+        #expect(entry.duration >= 2 && entry.duration < 3)
+        #expect(entry.time.timeIntervalSinceNow <= -2 && entry.time.timeIntervalSinceNow > -3)
+    }
+
+    @Test func anImmediateAnswerStopsAtAPrepareThatThrowsAndIsMappedOutside() throws {
+        let trace = Trace()
+        var router = Router()
+        router.use(ErrorMiddleware())
+        router.use(Surrounding(index: 1, kind: .gate, trace: trace))
+        router.get("/x") { _ in Response(status: 200) }
+        router.immediate("GET", "/x") { _ in
+            trace.record("immediate")
+            return Response(status: 200)
+        }
+        var request = Request(method: "GET", path: "/x")
+        let response = try #require(router.buildResponder().respondImmediately(to: &request))
+        #expect(response.status == 500) // an unknown error, mapped by the outer layer
+        #expect(trace.steps == ["prepare 1", "complete 1"])
+    }
+
+    @Test func noImmediateAnswerLeavesNothingDone() {
+        let trace = Trace()
+        var router = Router()
+        router.use(Surrounding(index: 0, kind: .tag, trace: trace))
+        router.get("/x") { _ in Response(status: 200) }
+        router.immediate("GET", "/x") { _ in nil }
+        var request = Request(method: "GET", path: "/x")
+        #expect(router.buildResponder().respondImmediately(to: &request) == nil)
+        #expect(trace.steps == ["prepare 0"]) // prepared, but not completed: the async path runs the layer
+    }
+}
