@@ -25,6 +25,8 @@ struct RawResponse: Sendable {
 final class RawSocket: @unchecked Sendable { // used by one test thread at a time
     let fd: Int32
     private var isClosed = false
+    /// Bytes read past the end of the last response (a pipelined answer that came in the same segment).
+    private var pending: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, to act as another client) if given.
     init(port: Int, receiveBuffer: Int32? = nil, source: String? = nil) throws {
@@ -69,8 +71,9 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
 
     /// Reads one response (Content-Length or chunked); `timeout` in seconds.
     func readResponse(timeout: Double = 10) throws -> RawResponse {
-        var buffer: [UInt8] = []
-        var headEnd: Int?
+        var buffer = pending
+        pending = []
+        var headEnd = RawSocket.find([13, 10, 13, 10], in: buffer)
         while headEnd == nil {
             try fill(&buffer, timeout: timeout)
             headEnd = RawSocket.find([13, 10, 13, 10], in: buffer)
@@ -87,9 +90,11 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
         if let length = response.header("Content-Length").flatMap({ Int($0) }) {
             while rest.count < length { try fill(&rest, timeout: timeout) }
             response.body = Array(rest[..<length])
+            rest.removeFirst(length)
         } else if response.header("Transfer-Encoding")?.lowercased() == "chunked" {
             response.body = try readChunked(&rest, timeout: timeout)
         }
+        pending = rest
         return response
     }
 
@@ -110,6 +115,10 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
 
     /// Reads whatever arrives next (for streamed bodies); empty at end of stream.
     func readSome(timeout: Double = 10) throws -> [UInt8] {
+        if !pending.isEmpty {
+            defer { pending = [] }
+            return pending
+        }
         var buffer: [UInt8] = []
         do { try fill(&buffer, timeout: timeout) } catch RawHTTPError.closed { return [] }
         return buffer
@@ -117,7 +126,8 @@ final class RawSocket: @unchecked Sendable { // used by one test thread at a tim
 
     /// Reads until `marker` has arrived (it may come after the head, in a later segment); returns all read.
     func read(until marker: String, timeout: Double = 10) throws -> [UInt8] {
-        var buffer: [UInt8] = []
+        var buffer = pending
+        pending = []
         while RawSocket.find(Array(marker.utf8), in: buffer) == nil { try fill(&buffer, timeout: timeout) }
         return buffer
     }
