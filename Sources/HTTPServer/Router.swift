@@ -58,7 +58,9 @@ public struct Router: Sendable {
         let method = method.uppercased()
         guard let index = registrations.firstIndex(where: { $0.method == method && $0.handler.template == template })
         else { preconditionFailure("register \(method) \(template) before its immediate handler") }
-        registrations[index].handler.immediate = handler
+        let registered = registrations[index].handler
+        registrations[index].handler = RouteHandler(template: registered.template, responder: registered.responder,
+                                                    immediate: handler)
     }
 
     /// The routes and middleware as one immutable responder: the trie and both middleware chains built once.
@@ -75,10 +77,19 @@ struct RouteRegistration: Sendable {
 }
 
 /// What a route runs: its template, its responder, and its optional immediate handler.
-struct RouteHandler: Sendable {
+///
+/// A class, so a request carries its match as one reference (copied with the request through every layer) rather than
+/// a string and two closures; immutable, so a built responder never sees a later registration.
+final class RouteHandler: Sendable {
     let template: String
     let responder: Responder
-    var immediate: ImmediateHandler?
+    let immediate: ImmediateHandler?
+
+    init(template: String, responder: @escaping Responder, immediate: ImmediateHandler? = nil) {
+        self.template = template
+        self.responder = responder
+        self.immediate = immediate
+    }
 }
 
 /// Code that wraps every request: it may change the request, short-circuit, or change the response.

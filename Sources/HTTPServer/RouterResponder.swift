@@ -5,6 +5,9 @@
 public struct RouterResponder: Sendable {
     private let trie: RouteNode
     private let chain: Responder
+    /// All the middleware, when every layer is surrounding middleware: then a request goes from ``respond(to:)``
+    /// through them to its route's responder directly, without the closures of the general chain in between.
+    private let surrounding: SurroundingLayers?
     private let immediateChain: @Sendable (Request) -> Response?
     private let hasImmediateRoutes: Bool
 
@@ -12,7 +15,7 @@ public struct RouterResponder: Sendable {
         self.trie = trie
         self.hasImmediateRoutes = hasImmediateRoutes
         var chain: Responder = { request in
-            guard let handler = request.matchedHandler else { throw Problem.notFound("No route for \(request.path).") }
+            guard let handler = request.matchedHandler else { return try await RouterResponder.noRoute(request) }
             return try await handler.responder(request)
         }
         var immediateChain: @Sendable (Request) -> Response? = { request in
@@ -37,10 +40,15 @@ public struct RouterResponder: Sendable {
                 chain = { request in try await layer.respond(to: request, next: next) }
             }
         }
+        let allSurrounding = middleware.compactMap { $0 as? any SurroundingMiddleware }
+        surrounding = allSurrounding.count == middleware.count ? SurroundingLayers(allSurrounding) : nil
         closeRun()
         self.chain = chain
         self.immediateChain = immediateChain
     }
+
+    /// What a request without a route gets.
+    private static let noRoute: Responder = { request in throw Problem.notFound("No route for \(request.path).") }
 
     /// Answers the request on the calling thread when its route has an immediate handler that knows the answer, through
     /// the synchronous form of the middleware. When there is no immediate answer, the route match stays in `request`,
@@ -58,7 +66,12 @@ public struct RouterResponder: Sendable {
 
     /// Routes the request (unless ``respondImmediately(to:)`` already did) and runs it through the middleware chain.
     public func respond(to request: Request) async throws -> Response {
-        try await chain(request.matchedHandler != nil ? request : routed(request))
+        let request = request.matchedHandler != nil ? request : routed(request)
+        guard let surrounding else { return try await chain(request) }
+        // Not `??`: a closure through a generic function comes back wrapped in conversion thunks, each an async frame.
+        let next: Responder
+        if let handler = request.matchedHandler { next = handler.responder } else { next = RouterResponder.noRoute }
+        return try await surrounding.respond(to: request, next: next)
     }
 
     /// The request with its route matched (kept out of line: the async caller's frame stays small).

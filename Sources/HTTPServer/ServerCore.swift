@@ -121,7 +121,6 @@ final class ServerCore: Sendable {
 
     /// Suspends the connection and runs the responder in a task; the task resumes the connection.
     private func start(_ context: ConnectionContext) -> MHD_Result {
-        let request = context.request
         MHD_suspend_connection(context.connection)
         context.inRequests = true
         requests.insert(context)
@@ -129,7 +128,8 @@ final class ServerCore: Sendable {
         monitor.track(id: context.id, since: context.startedAt)
         // Created outside the lock: the task may finish (and take the lock to deliver) before this thread goes on.
         let task = Task {
-            let response = await self.respond(to: request)
+            // The request as the server left it: written on this thread before the task was created, not after.
+            let response = await self.respond(to: context.request)
             context.deliver(response)
             if case .stream(let body) = response.body {
                 // A fresh task produces the body: this one's stack grew through routing, middleware and the

@@ -60,8 +60,7 @@ struct SurroundingLayers: Sendable {
         self.layers = layers
     }
 
-    func respond(to request: Request, next: Responder) async throws -> Response {
-        var request = request
+    func respond(to request: consuming Request, next: Responder) async throws -> Response {
         let (prepared, thrown) = prepare(&request)
         let outcome: Result<Response, any Error>
         if let thrown {
