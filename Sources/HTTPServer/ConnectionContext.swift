@@ -14,15 +14,17 @@ final class ConnectionContext: @unchecked Sendable {
     unowned let core: ServerCore
     let startedAt: ContinuousClock.Instant
 
-    // Written on the libmicrohttpd thread only, before the task starts.
-    var request: Request
-    var bodyTooLarge = false
+    // Written on the libmicrohttpd thread only, before the task starts. These and the two flags below are not checked
+    // for overlapping access at run time (each access is a plain read or write on that one thread; the checks were
+    // several runtime calls per request).
+    @exclusivity(unchecked) var request: Request
+    @exclusivity(unchecked) var bodyTooLarge = false
     /// Whether the request is in the server's `requests` registry now (suspended, its responder running), and whether
     /// it is in `streams` (its body streaming). Written and read on the libmicrohttpd thread only, where every insert
     /// and removal happens: a completion removes the request only from where it still is, so one answered at once,
     /// or resumed and answered, takes no registry lock when it ends.
-    var inRequests = false
-    var inStreams = false
+    @exclusivity(unchecked) var inRequests = false
+    @exclusivity(unchecked) var inStreams = false
 
     /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
     let state = Locked(ConnectionState())

@@ -55,18 +55,24 @@ extension String {
     func equalsIgnoringASCIICase(_ other: String) -> Bool {
         // Native strings know their UTF-8 length at once: most names differ in it.
         guard self.utf8.count == other.utf8.count else { return false }
-        var a = self.utf8.makeIterator()
-        var b = other.utf8.makeIterator()
-        while true {
-            switch (a.next(), b.next()) {
-            case (nil, nil): return true
-            case let (x?, y?):
-                if x == y { continue }
-                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-                if lx != ly { return false }
-            default: return false
-            }
+        // Both strings' bytes in place (native and small strings alike): one tight loop over two buffers.
+        let compared = self.utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b in String.equalIgnoringASCIICase(a, b) }
         }
+        if let compared, let result = compared { return result }
+        return String.equalIgnoringASCIICase(Array(self.utf8), Array(other.utf8))
+    }
+
+    /// Whether the two byte strings of equal length are equal ignoring ASCII case.
+    @inlinable
+    static func equalIgnoringASCIICase<Bytes: Collection<UInt8>>(_ a: Bytes, _ b: Bytes) -> Bool where Bytes.Index == Int {
+        for index in a.indices {
+            let x = a[index], y = b[index - a.startIndex + b.startIndex]
+            if x == y { continue }
+            let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+            let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+            if lx != ly { return false }
+        }
+        return true
     }
 }
