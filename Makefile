@@ -46,13 +46,13 @@ deps:
 
 ## Side-by-side benchmarks against the raw-C libmicrohttpd baseline (results in bench/out/latest.md).
 bench: deps
-	@scripts/ensure-deps.sh wrk curl
+	@scripts/ensure-deps.sh wrk curl valgrind
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	SWIFT="$(SWIFT)" scripts/with-temp-postgres.sh bench/run.sh
 
 ## SSE fan-out: 10,000 subscribers on one process (results in bench/out/sse.md).
 bench-sse: deps
-	@scripts/ensure-deps.sh wrk curl
+	@scripts/ensure-deps.sh wrk curl valgrind
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	SWIFT="$(SWIFT)" scripts/with-temp-postgres.sh bench/run.sh sse
 
