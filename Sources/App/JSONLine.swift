@@ -4,7 +4,7 @@ import HTTPServer
 ///
 /// Strings are escaped per RFC 8259 (as `JSONBytes` escapes them); integers, doubles and booleans are written as JSON
 /// numbers and literals; any other value is written as its description, as a string.
-struct JSONLine {
+struct JSONLine: ~Copyable {
     private var json = JSONBytes(capacity: 192)
     private var empty = true
 

@@ -46,6 +46,15 @@ public enum RFC3339 {
 
     /// Appends the form of `string(microsecondsSince1970:)` to `bytes`, unquoted.
     public static func append(microsecondsSince1970 micros: Int64, to bytes: inout [UInt8]) {
+        write(microsecondsSince1970: micros) { bytes.append($0) }
+    }
+
+    /// The longest form `write(microsecondsSince1970:_:)` writes (a year of six digits and a sign).
+    static let maximumLength = 30
+
+    /// Writes the form of `string(microsecondsSince1970:)`, unquoted, a byte at a time to `put`.
+    @inline(__always)
+    static func write(microsecondsSince1970 micros: Int64, _ put: (UInt8) -> Void) {
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         let fraction = Int(micros - seconds * 1_000_000)
         var t = time_t(seconds)
@@ -56,29 +65,29 @@ public enum RFC3339 {
             for _ in 1 ..< width { divisor *= 10 }
             var value = value
             if value < 0 {
-                bytes.append(UInt8(ascii: "-"))
+                put(UInt8(ascii: "-"))
                 value = -value
             }
             while divisor * 10 <= value { divisor *= 10 }
             while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                put(UInt8(ascii: "0") + UInt8(value / divisor % 10))
                 divisor /= 10
             }
         }
         digits(Int(parts.tm_year) + 1900, 4)
-        bytes.append(UInt8(ascii: "-"))
+        put(UInt8(ascii: "-"))
         digits(Int(parts.tm_mon) + 1, 2)
-        bytes.append(UInt8(ascii: "-"))
+        put(UInt8(ascii: "-"))
         digits(Int(parts.tm_mday), 2)
-        bytes.append(UInt8(ascii: "T"))
+        put(UInt8(ascii: "T"))
         digits(Int(parts.tm_hour), 2)
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         digits(Int(parts.tm_min), 2)
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         digits(Int(parts.tm_sec), 2)
-        bytes.append(UInt8(ascii: "."))
+        put(UInt8(ascii: "."))
         digits(fraction, 6)
-        bytes.append(UInt8(ascii: "Z"))
+        put(UInt8(ascii: "Z"))
     }
 
     /// Days in `month` (1–12) of the Gregorian `year`.

@@ -5,65 +5,130 @@
 /// characters as it does (`\b \f \n \r \t`, else `\u00xx`) and keep `/` and every other character as they are;
 /// timestamps are `RFC3339` strings. The caller supplies the structure, keys (sorted, as `JSON.encode` sorts them)
 /// and separators.
-public struct JSONBytes {
-    /// The document so far.
-    public private(set) var bytes: [UInt8] = []
+///
+/// It writes into memory of its own through a pointer, one room check per piece (a string's check covers its longest
+/// escaped form), instead of an array's checks on every append; ``bytes`` copies the result out. Not copyable: it owns
+/// that memory.
+public struct JSONBytes: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
 
     /// An empty document with room for `capacity` bytes.
     public init(capacity: Int) {
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 32)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    /// The document so far.
+    public var bytes: [UInt8] {
+        [UInt8](UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Where the next `extra` bytes go, after making room for them.
+    @inline(__always)
+    private mutating func room(for extra: Int) -> UnsafeMutablePointer<UInt8> {
+        if count + extra > capacity { grow(toHold: count + extra) }
+        return base + count
+    }
+
+    @inline(never)
+    private mutating func grow(toHold needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    private mutating func put(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let source = utf8.baseAddress, !utf8.isEmpty else { return }
+        room(for: utf8.count).initialize(from: source, count: utf8.count)
+        count += utf8.count
     }
 
     /// Appends `text` as it is (structure, keys, separators).
     public mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends `utf8` as it is.
     public mutating func raw(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(contentsOf: utf8)
+        put(utf8)
     }
 
     /// Appends a JSON string holding the UTF-8 text `utf8`, quoted and escaped.
     public mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
-        var runStart = 0
-        var index = 0
-        while index < utf8.count {
-            // Eight bytes at a time while none of them needs an escape (most text has none).
-            if index + 8 <= utf8.count,
-               !JSONBytes.needsEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
-                index += 8
-                continue
-            }
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+        // Room for the longest form: every byte written as `\u00xx`, and the quotes.
+        let start = room(for: utf8.count * 6 + 2)
+        var out = start
+        out.pointee = UInt8(ascii: "\"")
+        out += 1
+        if let source = utf8.baseAddress {
+            var runStart = 0
+            var index = 0
+            while index < utf8.count {
+                // Eight bytes at a time while none of them needs an escape (most text has none).
+                if index + 8 <= utf8.count {
+                    if !JSONBytes.needsEscape(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)) {
+                        index += 8
+                        continue
+                    }
+                } else if utf8.count >= 8,
+                          !JSONBytes.needsEscape(UnsafeRawPointer(source + utf8.count - 8).loadUnaligned(as: UInt64.self)) {
+                    // The last few bytes, in the text's last word (which overlaps bytes already passed): none needs one.
+                    index = utf8.count
+                    break
+                }
+                let byte = source[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+                    index += 1
+                    continue
+                }
+                out.initialize(from: source + runStart, count: index - runStart)
+                out += index - runStart
                 index += 1
-                continue
+                runStart = index
+                out = JSONBytes.writeEscape(of: byte, at: out)
             }
-            if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart ..< index])) }
-            index += 1
-            runStart = index
-            bytes.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-            case 0x08: bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(UInt8(ascii: "f"))
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            default:
-                let hex: StaticString = "0123456789abcdef"
-                bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                bytes.append(hex.utf8Start[Int(byte >> 4)])
-                bytes.append(hex.utf8Start[Int(byte & 0x0F)])
-            }
+            out.initialize(from: source + runStart, count: utf8.count - runStart)
+            out += utf8.count - runStart
         }
-        if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
-        bytes.append(UInt8(ascii: "\""))
+        out.pointee = UInt8(ascii: "\"")
+        out += 1
+        count += out - start
     }
 
-    /// Whether any of the eight bytes of `word` is a control character, `"` or `\` (bitwise, without a branch per
+    /// Writes the escape for `byte` (a control character, `"` or `\\`) at `out`; returns where it ends.
+    @inline(__always)
+    private static func writeEscape(of byte: UInt8, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        out[0] = UInt8(ascii: "\\")
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out[1] = byte
+        case 0x08: out[1] = UInt8(ascii: "b")
+        case 0x0C: out[1] = UInt8(ascii: "f")
+        case 0x0A: out[1] = UInt8(ascii: "n")
+        case 0x0D: out[1] = UInt8(ascii: "r")
+        case 0x09: out[1] = UInt8(ascii: "t")
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            out[1] = UInt8(ascii: "u")
+            out[2] = UInt8(ascii: "0")
+            out[3] = UInt8(ascii: "0")
+            out[4] = hex.utf8Start[Int(byte >> 4)]
+            out[5] = hex.utf8Start[Int(byte & 0x0F)]
+            return out + 6
+        }
+        return out + 2
+    }
+
+    /// Whether any of the eight bytes of `word` is a control character, `"` or `\\` (bitwise, without a branch per
     /// byte: a byte below 0x20 and a byte equal to 0x22 or 0x5C each set its high bit in the result; bytes of 0x80
     /// and above, which need no escape, are masked out).
     @inline(__always)
@@ -83,7 +148,8 @@ public struct JSONBytes {
 
     /// Appends `text` as it is: a number's digits, a literal.
     public mutating func raw(contentsOf text: String) {
-        bytes.append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { put($0) }
     }
 
     /// Appends a JSON string holding `utf8`, or `null` when it is nil.
@@ -93,16 +159,24 @@ public struct JSONBytes {
 
     /// Appends `utf8` between quotes, unescaped: for text known to need no escape (a timestamp, an identifier).
     public mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: utf8)
-        bytes.append(UInt8(ascii: "\""))
+        let out = room(for: utf8.count + 2)
+        out[0] = UInt8(ascii: "\"")
+        if let source = utf8.baseAddress { (out + 1).initialize(from: source, count: utf8.count) }
+        out[utf8.count + 1] = UInt8(ascii: "\"")
+        count += utf8.count + 2
     }
 
     /// Appends a quoted RFC 3339 timestamp (`"2026-11-30T11:42:20.123456Z"`).
     public mutating func timestamp(microsecondsSince1970 micros: Int64) {
-        bytes.append(UInt8(ascii: "\""))
-        RFC3339.append(microsecondsSince1970: micros, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
+        let out = room(for: RFC3339.maximumLength + 2)
+        var written = 1
+        out[0] = UInt8(ascii: "\"")
+        RFC3339.write(microsecondsSince1970: micros) { byte in
+            out[written] = byte
+            written += 1
+        }
+        out[written] = UInt8(ascii: "\"")
+        count += written + 1
     }
 
     /// Appends `true` or `false`.

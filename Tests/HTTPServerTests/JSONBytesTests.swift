@@ -65,4 +65,45 @@ import TestSupport
         json.timestamp(microsecondsSince1970: 1_796_161_425_000_001)
         #expect(String(decoding: json.bytes, as: UTF8.self) == #""2026-12-01T21:43:45.000001Z""#)
     }
+
+    /// Long documents from small beginnings: seeded random runs of every kind of append, from a capacity that must
+    /// grow many times (a string's room is made for its longest escaped form), against the same pieces written apart.
+    @Test(arguments: [UInt64(9), 23, 4242])
+    func aDocumentGrownPieceByPieceHoldsEveryPieceInOrder(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let alphabet: [Unicode.Scalar] = ["a", "Z", " ", "/", "\"", "\\", "\n", "\u{1}", "é", "😀"]
+        for _ in 0 ..< 200 {
+            var json = JSONBytes(capacity: Int.random(in: 0 ... 8, using: &random))
+            var expected: [UInt8] = []
+            for _ in 0 ..< Int.random(in: 0 ... 30, using: &random) {
+                switch Int.random(in: 0 ... 5, using: &random) {
+                case 0:
+                    json.raw(",\"key\":")
+                    expected += Array(",\"key\":".utf8)
+                case 1:
+                    var scalars = String.UnicodeScalarView()
+                    for _ in 0 ..< Int.random(in: 0 ... 60, using: &random) { scalars.append(alphabet.randomElement(using: &random)!) }
+                    let text = String(scalars)
+                    json.string(text)
+                    expected += Array(try JSON.encode([text]).dropFirst().dropLast())
+                case 2:
+                    let text = String(repeating: "x", count: Int.random(in: 0 ... 40, using: &random))
+                    text.utf8.withContiguousStorageIfAvailable { json.quoted($0) }
+                    expected += Array("\"\(text)\"".utf8)
+                case 3:
+                    let micros = Int64.random(in: -1_000_000_000_000_000 ... 4_000_000_000_000_000, using: &random)
+                    json.timestamp(microsecondsSince1970: micros)
+                    expected += Array("\"\(RFC3339.string(microsecondsSince1970: micros))\"".utf8)
+                case 4:
+                    json.stringOrNull(nil)
+                    expected += Array("null".utf8)
+                default:
+                    let value = Bool.random(using: &random)
+                    json.bool(value)
+                    expected += Array("\(value)".utf8)
+                }
+            }
+            #expect(json.bytes == expected)
+        }
+    }
 }
