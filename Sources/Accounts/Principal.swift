@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Postgres
 
 /// What a session holder may do: customers act on their own interactions, agents on all of their tenant's.
 public enum Role: String, Sendable, Codable, CaseIterable {
@@ -79,5 +80,5 @@ extension Request {
 
 extension UUID {
     /// The canonical lower-case text form the API uses for every id.
-    public var lowercased: String { uuidString.lowercased() }
+    public var lowercased: String { UUIDText.lowercase(self) }
 }

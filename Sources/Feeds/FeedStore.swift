@@ -244,7 +244,7 @@ public struct FeedStore: Sendable {
     }
 
     static func item(_ row: PostgresRow) throws -> FeedItem {
-        FeedItem(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), title: try row.decode("title"),
+        FeedItem(id: UUIDText.lowercase(try row.decode("id", as: UUID.self)), title: try row.decode("title"),
                  body: try row.decode("body"), url: try row.decode("url"), imageURL: try row.decode("image_url"),
                  publishedAt: try row.decode("published_at"), updatedAt: try row.decode("updated_at"))
     }

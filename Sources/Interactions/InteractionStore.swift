@@ -278,7 +278,7 @@ public struct InteractionStore: Sendable {
     }
 
     static func interaction(_ row: PostgresRow) throws -> Interaction {
-        Interaction(id: (try row.decode("id", as: UUID.self)).uuidString.lowercased(), customerID: try row.decode("customer_id"),
+        Interaction(id: UUIDText.lowercase(try row.decode("id", as: UUID.self)), customerID: try row.decode("customer_id"),
                     subject: try row.decode("subject"),
                     state: InteractionState(rawValue: try row.decode("state")) ?? .failed,
                     failureReason: try row.decode("failure_reason"), createdAt: try row.decode("created_at"),

@@ -1,8 +1,8 @@
 import Foundation
 
 extension UUID: PostgresEncodable {
-    /// The canonical hyphenated form (PostgreSQL accepts either case).
-    public var postgresText: String { uuidString }
+    /// The canonical hyphenated form, lower case (PostgreSQL accepts either case).
+    public var postgresText: String { UUIDText.lowercase(self) }
 }
 
 extension Date: PostgresEncodable {
