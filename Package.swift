@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts"], swiftSettings: strict),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"], swiftSettings: strict),

@@ -19,12 +19,24 @@ public enum SecretToken {
 
     /// The kind of a presented secret, or nil when it has neither shape.
     public static func kind(of token: String) -> Kind? {
+        // Checked over the token's bytes in place when it has them (every request presents one).
+        if let kind = token.utf8.withContiguousStorageIfAvailable(kind(of:)) { return kind }
+        return kind(of: Array(token.utf8))
+    }
+
+    /// The kind of a secret given as its UTF-8 bytes: `sbk_` or `sbs_`, then 43 base64url characters.
+    private static func kind<Bytes: RandomAccessCollection<UInt8>>(of bytes: Bytes) -> Kind? where Bytes.Index == Int {
+        guard bytes.count == 47 else { return nil }
+        let start = bytes.startIndex
+        guard bytes[start] == UInt8(ascii: "s"), bytes[start + 1] == UInt8(ascii: "b"),
+              bytes[start + 3] == UInt8(ascii: "_") else { return nil }
         let kind: Kind
-        if token.hasPrefix(Kind.apiKey.rawValue) { kind = .apiKey }
-        else if token.hasPrefix(Kind.session.rawValue) { kind = .session }
-        else { return nil }
-        let body = token.utf8.dropFirst(4)
-        guard body.count == 43, body.allSatisfy(isBase64URL) else { return nil }
+        switch bytes[start + 2] {
+        case UInt8(ascii: "k"): kind = .apiKey
+        case UInt8(ascii: "s"): kind = .session
+        default: return nil
+        }
+        for index in (start + 4) ..< bytes.endIndex where !isBase64URL(bytes[index]) { return nil }
         return kind
     }
 
