@@ -1,24 +1,22 @@
 /// A bounded key–value store that forgets its least recently used entry to make room, and entries past their expiry.
 ///
-/// A pure value with O(1) operations: entries live in an array of slots threaded by a doubly linked list from the
+/// A pure value with O(1) operations: entries live in slots (parallel arrays) threaded by a doubly linked list from the
 /// newest (most recently inserted or read) to the oldest. Expired entries are dropped lazily, when looked up or
 /// evicted, so ``count`` may include some.
 @usableFromInline
 struct LRUCache<Key: Hashable, Value> {
+    /// A slot's place in the list and its expiry, kept apart from its key and value: walking the list and checking an
+    /// expiry then never copies (and retains) a key or a value, as reading a field of a whole optional entry did.
     @usableFromInline
-    struct Entry {
-        @usableFromInline var key: Key
-        @usableFromInline var value: Value
-        @usableFromInline var expiry: ContinuousClock.Instant?
+    struct Links {
         /// The slot used more recently than this one, nil for the newest.
         @usableFromInline var newer: Int?
         /// The slot used less recently than this one, nil for the oldest.
         @usableFromInline var older: Int?
+        @usableFromInline var expiry: ContinuousClock.Instant?
 
         @inlinable
-        init(key: Key, value: Value, expiry: ContinuousClock.Instant?) {
-            self.key = key
-            self.value = value
+        init(expiry: ContinuousClock.Instant?) {
             self.expiry = expiry
         }
     }
@@ -27,7 +25,10 @@ struct LRUCache<Key: Hashable, Value> {
     @usableFromInline let capacity: Int
     // Internal for inlining: lookups, inserts and removals are specialised in the modules that use the coordinator.
     @usableFromInline var slotsByKey: [Key: Int] = [:]
-    @usableFromInline var slots: [Entry?] = []
+    /// By slot: its key and value (nil when the slot is free), and its links.
+    @usableFromInline var keys: [Key?] = []
+    @usableFromInline var values: [Value?] = []
+    @usableFromInline var links: [Links] = []
     @usableFromInline var freeSlots: [Int] = []
     @usableFromInline var newest: Int?
     @usableFromInline var oldest: Int?
@@ -41,14 +42,13 @@ struct LRUCache<Key: Hashable, Value> {
     /// The value for `key` unless it expired at or before `now`; a hit makes the entry the newest.
     @inlinable
     mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
-        // The entry's fields are read in place: copying the whole entry (key included) costs retains per hit.
-        guard let slot = slotsByKey[key], slots[slot] != nil else { return nil }
-        if let expiry = slots[slot]!.expiry, expiry <= now {
+        guard let slot = slotsByKey[key] else { return nil }
+        if let expiry = links[slot].expiry, expiry <= now {
             remove(key)
             return nil
         }
         moveToNewest(slot)
-        return slots[slot]!.value
+        return values[slot]
     }
 
     /// Stores `value` as the newest entry, replacing any for `key`; `expiry` nil means it never expires.
@@ -56,20 +56,23 @@ struct LRUCache<Key: Hashable, Value> {
     mutating func insert(_ value: Value, for key: Key, expiry: ContinuousClock.Instant?) {
         guard capacity > 0 else { return }
         if let slot = slotsByKey[key] {
-            slots[slot]!.value = value
-            slots[slot]!.expiry = expiry
+            values[slot] = value
+            links[slot].expiry = expiry
             moveToNewest(slot)
             return
         }
-        if slotsByKey.count >= capacity, let oldest { remove(slots[oldest]!.key) }
-        let entry = Entry(key: key, value: value, expiry: expiry)
+        if slotsByKey.count >= capacity, let oldest, let oldestKey = keys[oldest] { remove(oldestKey) }
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
-            slots[slot] = entry
+            keys[slot] = key
+            values[slot] = value
+            links[slot] = Links(expiry: expiry)
         } else {
-            slot = slots.count
-            slots.append(entry)
+            slot = links.count
+            keys.append(key)
+            values.append(value)
+            links.append(Links(expiry: expiry))
         }
         slotsByKey[key] = slot
         link(slot)
@@ -80,7 +83,8 @@ struct LRUCache<Key: Hashable, Value> {
     mutating func remove(_ key: Key) {
         guard let slot = slotsByKey.removeValue(forKey: key) else { return }
         unlink(slot)
-        slots[slot] = nil
+        keys[slot] = nil
+        values[slot] = nil
         freeSlots.append(slot)
     }
 
@@ -91,18 +95,18 @@ struct LRUCache<Key: Hashable, Value> {
     /// Puts an unlinked slot at the newest end.
     @inlinable
     mutating func link(_ slot: Int) {
-        slots[slot]!.older = newest
-        slots[slot]!.newer = nil
-        if let newest { slots[newest]!.newer = slot }
+        links[slot].older = newest
+        links[slot].newer = nil
+        if let newest { links[newest].newer = slot }
         newest = slot
         if oldest == nil { oldest = slot }
     }
 
     @inlinable
     mutating func unlink(_ slot: Int) {
-        let (newer, older) = (slots[slot]!.newer, slots[slot]!.older)
-        if let newer { slots[newer]!.older = older } else { newest = older }
-        if let older { slots[older]!.newer = newer } else { oldest = newer }
+        let (newer, older) = (links[slot].newer, links[slot].older)
+        if let newer { links[newer].older = older } else { newest = older }
+        if let older { links[older].newer = newer } else { oldest = newer }
     }
 
     @inlinable

@@ -52,25 +52,41 @@ struct LRUCacheTests {
         #expect(cache.value(for: "a", now: now) == nil)
     }
 
-    @Test func staysConsistentUnderRandomOperations() {
+    /// Against a model (entries least recently used first, each with its value and whether it has expired): random
+    /// inserts (some already past their expiry), lookups and removals keep the same entries, values and order.
+    @Test(arguments: [UInt64(42), 7, 1234])
+    func staysConsistentUnderRandomOperations(seed: UInt64) {
         var cache = LRUCache<Int, Int>(capacity: 8)
-        var model: [Int] = []  // keys, least recently used first
-        var random = SplitMix64(seed: 42)
+        var model: [(key: Int, value: Int, expired: Bool)] = []
+        var random = SplitMix64(seed: seed)
         for step in 0 ..< 10_000 {
             let key = Int.random(in: 0 ..< 20, using: &random)
             switch Int.random(in: 0 ..< 3, using: &random) {
             case 0:
-                cache.insert(step, for: key, expiry: nil)
-                model.removeAll { $0 == key }
-                if model.count == 8 { model.removeFirst() }
-                model.append(key)
+                let expired = Int.random(in: 0 ..< 5, using: &random) == 0
+                cache.insert(step, for: key, expiry: expired ? now - .seconds(1) : (Bool.random(using: &random) ? nil : now + .seconds(60)))
+                if let index = model.firstIndex(where: { $0.key == key }) {
+                    model.remove(at: index)
+                } else if model.count == 8 {
+                    model.removeFirst()
+                }
+                model.append((key, step, expired))
             case 1:
-                let hit = cache.value(for: key, now: now) != nil
-                #expect(hit == model.contains(key))
-                if hit { model.removeAll { $0 == key }; model.append(key) }
+                let found = cache.value(for: key, now: now)
+                if let index = model.firstIndex(where: { $0.key == key }) {
+                    let entry = model.remove(at: index)
+                    if entry.expired {
+                        #expect(found == nil)
+                    } else {
+                        #expect(found == entry.value)
+                        model.append(entry)
+                    }
+                } else {
+                    #expect(found == nil)
+                }
             default:
                 cache.remove(key)
-                model.removeAll { $0 == key }
+                model.removeAll { $0.key == key }
             }
             #expect(cache.count == model.count)
         }
