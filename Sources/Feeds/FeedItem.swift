@@ -1,5 +1,5 @@
+import Accounts
 import Foundation
-import Postgres
 
 /// One item of a feed, as the API shows it.
 public struct FeedItem: Sendable, Codable, Equatable {
@@ -51,7 +51,7 @@ public struct FeedAddress: Sendable, Hashable {
 
     /// The payload of a cross-replica change notice (ids only): `tenant:key:nonce`, the nonce making each
     /// write's notice unique so its writer can recognise it coming back.
-    public func notice(nonce: String) -> String { UUIDText.lowercase(tenantID) + ":" + key + ":" + nonce }
+    public func notice(nonce: String) -> String { tenantID.lowercased + ":" + key + ":" + nonce }
 
     /// Parses a change notice.
     public init?(notice: String) {

@@ -1,4 +1,5 @@
 import Coordination
+import Accounts
 import Foundation
 
 /// Feed reads behind a `RequestCoordinator`: concurrent loads of one page cost one query, and a hot page is served
@@ -121,7 +122,7 @@ public final class FeedService: Sendable {
     /// replica's pages and waits (bounded) for the notice to come back, so other replicas have it before the
     /// write is acknowledged.
     private func write<T: Sendable>(_ feed: FeedAddress, _ body: (String) async throws -> (T, Bool)) async throws -> T {
-        let notice = feed.notice(nonce: UUID().uuidString.lowercased())
+        let notice = feed.notice(nonce: UUID().lowercased)
         let waitForEcho = listening()
         if waitForEcho { echoes.expect(notice) }
         let (result, changed): (T, Bool)

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTPServer
 import Postgres
@@ -244,7 +245,7 @@ public struct FeedStore: Sendable {
     }
 
     static func item(_ row: PostgresRow) throws -> FeedItem {
-        FeedItem(id: UUIDText.lowercase(try row.decode("id", as: UUID.self)), title: try row.decode("title"),
+        FeedItem(id: try row.decode("id", as: UUID.self).lowercased, title: try row.decode("title"),
                  body: try row.decode("body"), url: try row.decode("url"), imageURL: try row.decode("image_url"),
                  publishedAt: try row.decode("published_at"), updatedAt: try row.decode("updated_at"))
     }

@@ -40,8 +40,8 @@ public struct RouterResponder: Sendable {
                 chain = { request in try await layer.respond(to: request, next: next) }
             }
         }
-        let allSurrounding = middleware.compactMap { $0 as? any SurroundingMiddleware }
-        surrounding = allSurrounding.count == middleware.count ? SurroundingLayers(allSurrounding) : nil
+        // A run is closed at each plain layer: one still holding every layer means there was none.
+        surrounding = run.count == middleware.count ? SurroundingLayers(run.reversed()) : nil
         closeRun()
         self.chain = chain
         self.immediateChain = immediateChain

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 
 /// The payload of a change notice on `InteractionStore.channel`: ids only, the events themselves are read from the
@@ -12,9 +13,9 @@ public enum InteractionNotice: Sendable, Equatable {
     public var payload: String {
         switch self {
         case .stored(let id, let seq):
-            "\(id.uuidString.lowercased()):\(seq)"
+            "\(id.lowercased):\(seq)"
         case .typing(let id, let isTyping, let role, let user):
-            "typing:\(id.uuidString.lowercased()):\(isTyping ? 1 : 0):\(role):\(user)"
+            "typing:\(id.lowercased):\(isTyping ? 1 : 0):\(role):\(user)"
         }
     }
 

@@ -176,7 +176,7 @@ public struct InteractionStore: Sendable {
     /// Appends a message; returns it with its sequence number.
     public func addMessage(_ text: String, from principal: Principal, to id: UUID,
                            on connection: PostgresConnection) async throws -> InteractionMessage {
-        let messageID = UUID().uuidString.lowercased()
+        let messageID = UUID().lowercased
         let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
                                           "sender_role": principal.role?.rawValue, "text": text]
         let (seq, createdAt) = try await append(.message, payload, to: id, on: connection)
@@ -278,7 +278,7 @@ public struct InteractionStore: Sendable {
     }
 
     static func interaction(_ row: PostgresRow) throws -> Interaction {
-        Interaction(id: UUIDText.lowercase(try row.decode("id", as: UUID.self)), customerID: try row.decode("customer_id"),
+        Interaction(id: try row.decode("id", as: UUID.self).lowercased, customerID: try row.decode("customer_id"),
                     subject: try row.decode("subject"),
                     state: InteractionState(rawValue: try row.decode("state")) ?? .failed,
                     failureReason: try row.decode("failure_reason"), createdAt: try row.decode("created_at"),

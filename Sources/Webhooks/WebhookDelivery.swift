@@ -1,4 +1,5 @@
 import Coordination
+import Accounts
 import Foundation
 import Postgres
 
@@ -180,11 +181,11 @@ public final class WebhookDelivery: Service {
         }
         do {
             if let reason = try await outbox.disableIfDue(after: record) {
-                log.info("webhook endpoint disabled", ["endpoint_id": message.endpointID.uuidString.lowercased(), "reason": reason])
+                log.info("webhook endpoint disabled", ["endpoint_id": message.endpointID.lowercased, "reason": reason])
             }
         } catch {
             log.warning("cannot disable a failing webhook endpoint; the next failure tries again",
-                        ["endpoint_id": message.endpointID.uuidString.lowercased(), "error": String(describing: error)])
+                        ["endpoint_id": message.endpointID.lowercased, "error": String(describing: error)])
         }
     }
 

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTPServer
 
@@ -92,7 +93,7 @@ public struct WebhookAttempt: Sendable, Encodable, Equatable {
 public enum WebhookID {
     /// The `webhook-id` of message `id`.
     public static func text(_ id: UUID) -> String {
-        "msg_" + id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        "msg_" + id.lowercased.replacingOccurrences(of: "-", with: "")
     }
 
     /// The message id of a `webhook-id`; nil when it is not one.
