@@ -38,7 +38,7 @@ let package = Package(
 
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres"], swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),

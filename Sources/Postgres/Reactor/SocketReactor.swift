@@ -46,7 +46,12 @@ final class SocketReactor: Sendable {
     ///
     /// A non-cancellable wait ignores task cancellation (queries cancel through the server instead); a cancellable
     /// one throws `CancellationError` as soon as the task is cancelled.
+    ///
+    /// A socket already ready (the server's next bytes arrived while the last ones were being read) returns at once,
+    /// without suspending: arming it would only wake the reactor thread to hand the task straight back.
     func wait(_ fd: Int32, for interest: SocketInterest, cancellable: Bool = false) async throws {
+        if cancellable { try Task.checkCancellation() }
+        if interest.isReady(fd) { return }
         let token = table.withLock { table in
             table.lastToken &+= 1
             return table.lastToken
