@@ -4,8 +4,9 @@ import Glibc
 
 /// Suspends tasks until a socket is readable or writable, using one epoll instance served by one dedicated thread.
 ///
-/// Each wait arms the descriptor with `EPOLLONESHOT`, so a readiness resumes exactly one waiter exactly once. A
-/// descriptor has at most one waiter at a time. Call ``deregister(_:)`` before the socket is closed: epoll drops a
+/// A wait first asks whether the socket is ready already and, if so, returns without suspending. Otherwise it arms
+/// the descriptor with `EPOLLONESHOT`, so a readiness resumes exactly one waiter exactly once. A descriptor has at
+/// most one waiter at a time. Call ``deregister(_:)`` before the socket is closed: epoll drops a
 /// closed descriptor by itself, but the number may be reused by the next socket before a stale event is handled.
 final class SocketReactor: Sendable {
     /// The process-wide reactor used by every connection.
