@@ -41,22 +41,19 @@ PY
 port=""
 bench_pick_port port 18490
 
-# instructions BINARY READY-PATH PATH N: total instructions of a server that answered N requests for PATH.
+# instructions NAME BINARY READY-PATH PATH N: sets TOTAL to the instructions of a server that answered N requests for
+# PATH (started as the other benchmarks start theirs, with longer to get ready under valgrind).
+TOTAL=0
 instructions() {
-    local out="$work/callgrind.out" pid i
+    local out="$work/callgrind.out"
     rm -f "$out"
-    env PORT="$port" THREADS=2 HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error DATABASE_URL="${DATABASE_URL:-}" \
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$1" >/dev/null 2>"$work/valgrind.log" &
-    pid=$!
-    for i in $(seq 1 240); do
-        curl -fsS -o /dev/null "http://127.0.0.1:$port$2" 2>/dev/null && break
-        kill -0 "$pid" 2>/dev/null || { cat "$work/valgrind.log" >&2; bench_die "$1 did not start under valgrind"; }
-        sleep 0.5
-    done
-    python3 "$work/client.py" "$port" "$4" "$3"
-    kill -TERM "$pid"
-    wait "$pid" 2>/dev/null || true
-    awk '/^summary:/ {print $2}' "$out"
+    BENCH_READY_TIMEOUT=120 bench_start_server "$1" "http://127.0.0.1:$port$3" -- \
+        env PORT="$port" THREADS=2 HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error DATABASE_URL="${DATABASE_URL:-}" \
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$2"
+    python3 "$work/client.py" "$port" "$5" "$4"
+    bench_stop_servers # callgrind writes its totals as the server exits
+    TOTAL=$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)
+    [ -n "$TOTAL" ] || bench_die "$1: callgrind wrote no totals (log: $BENCH_OUT/logs/$1.log)"
 }
 
 declare -A IR
@@ -64,9 +61,10 @@ targets=("c-direct|$BENCH_C_BIN|/direct|/direct" "c-async|$BENCH_C_BIN|/direct|/
          "switchboard|$work/switchboard|/healthz|/healthz")
 for target in "${targets[@]}"; do
     IFS='|' read -r key binary ready path <<<"$target"
-    first=$(instructions "$binary" "$ready" "$path" "$N1")
-    second=$(instructions "$binary" "$ready" "$path" "$N2")
-    IR[$key]=$(((second - first) / (N2 - N1)))
+    instructions "$key-ir" "$binary" "$ready" "$path" "$N1"
+    first=$TOTAL
+    instructions "$key-ir" "$binary" "$ready" "$path" "$N2"
+    IR[$key]=$(((TOTAL - first) / (N2 - N1)))
     bench_log "$(printf '%-12s %s: %d instructions per request' "$key" "$path" "${IR[$key]}")"
 done
 
