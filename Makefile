@@ -52,7 +52,7 @@ bench: deps
 
 ## SSE fan-out: 10,000 subscribers on one process (results in bench/out/sse.md).
 bench-sse: deps
-	@scripts/ensure-deps.sh wrk curl valgrind
+	@scripts/ensure-deps.sh wrk curl
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	SWIFT="$(SWIFT)" scripts/with-temp-postgres.sh bench/run.sh sse
 
