@@ -30,9 +30,7 @@ public final class TokenStore: Sendable {
     /// else from Postgres: once for concurrent callers of one secret, in one batch with other cold secrets.
     public func record(for token: String) async throws -> TokenRecord {
         if let cached = cache.cachedValue(for: token) { return cached }
-        return try await cache.value(for: token) { [batches] token in
-            try await batches.value(for: token) ?? .unknown
-        }
+        return try await cache.value(for: token, from: batches) { $0 ?? .unknown }
     }
 
     /// The record for `token` if it is cached now, without waiting (for the synchronous fast path).

@@ -8,21 +8,34 @@
 /// a few milliseconds per caller for far fewer, fuller batches. Batches run in tasks of their own: a caller that is
 /// cancelled stops waiting (with `CancellationError`) and its key's batch goes on for the others; a batch that fails
 /// fails exactly its own callers.
+///
+/// Callers either wait (``value(for:)``) or leave a delivery the batch awaits with the answer
+/// (``enqueue(_:deliver:)``), which spares a task suspended per request when the caller is already shared.
 public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Loads the values of `keys` (distinct); a key missing from the answer gives its callers nil.
     public typealias Load = @Sendable (_ keys: [Key]) async throws -> [Key: Value]
 
     // `@usableFromInline` and `@inlinable` throughout: callers in other modules then run the loader specialised for
     // their key and value types, not through generic metadata (a storm of stream starts goes through three loaders).
+    /// Receives a key's answer without a task of its own waiting for it (see ``enqueue(_:deliver:)``).
+    public typealias Delivery = @Sendable (Result<Value?, any Error>) async -> Void
+
+    /// How a waiter is answered: by resuming a suspended caller, or by a delivery the batch awaits.
     @usableFromInline
-    struct Waiter {
+    enum Answer: Sendable {
+        case continuation(CheckedContinuation<Value?, any Error>)
+        case delivery(Delivery)
+    }
+
+    @usableFromInline
+    struct Waiter: Sendable {
         @usableFromInline let id: UInt64
-        @usableFromInline let continuation: CheckedContinuation<Value?, any Error>
+        @usableFromInline let answer: Answer
 
         @inlinable
-        init(id: UInt64, continuation: CheckedContinuation<Value?, any Error>) {
+        init(id: UInt64, answer: Answer) {
             self.id = id
-            self.continuation = continuation
+            self.answer = answer
         }
     }
 
@@ -66,14 +79,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
-                let startBatch = state.withLock { state -> Bool in
-                    if state.waiting[key] == nil { state.order.append(key) }
-                    state.waiting[key, default: []].append(Waiter(id: id, continuation: continuation))
-                    guard state.running < maxConcurrentBatches else { return false }
-                    state.running += 1
-                    return true
-                }
-                if startBatch { Task { await self.runBatches() } }
+                add(Waiter(id: id, answer: .continuation(continuation)), for: key)
                 // Cancelled before the waiter was registered: the handler found nothing to resume.
                 if Task.isCancelled { giveUp(id, key: key) }
             }
@@ -82,19 +88,61 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
+    /// Asks for `key` without waiting: the batch that loads it awaits `deliver` with the answer (exactly once),
+    /// unless ``withdraw(_:key:)`` takes the request back first. For a caller that is itself shared by many, such
+    /// as a `RequestCoordinator` load: the answer reaches it without a task of its own suspended here.
+    ///
+    /// Returns the request's id, for ``withdraw(_:key:)``.
+    @inlinable
+    public func enqueue(_ key: Key, deliver: @escaping Delivery) -> UInt64 {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        add(Waiter(id: id, answer: .delivery(deliver)), for: key)
+        return id
+    }
+
+    /// Takes back request `id` of ``enqueue(_:deliver:)`` if no batch has taken it yet; its delivery is then never
+    /// called. Returns false when a batch already has it (the delivery will be called).
+    @inlinable
+    @discardableResult
+    public func withdraw(_ id: UInt64, key: Key) -> Bool {
+        remove(id, key: key) != nil
+    }
+
+    /// Registers `waiter` for `key`, starting a batch runner if fewer than `maxConcurrentBatches` run.
+    @inlinable
+    func add(_ waiter: Waiter, for key: Key) {
+        let startBatch = state.withLock { state -> Bool in
+            if state.waiting[key] == nil { state.order.append(key) }
+            state.waiting[key, default: []].append(waiter)
+            guard state.running < maxConcurrentBatches else { return false }
+            state.running += 1
+            return true
+        }
+        if startBatch { Task { await self.runBatches() } }
+    }
+
     /// Batches run and keys loaded so far.
     public var statistics: BatchLoaderStatistics { state.withLock { $0.statistics } }
 
     /// Resumes waiter `id` with `CancellationError` unless a batch has taken it (the batch resumes it then).
     @inlinable
     func giveUp(_ id: UInt64, key: Key) {
-        let waiter = state.withLock { state -> Waiter? in
+        guard case .continuation(let continuation) = remove(id, key: key)?.answer else { return }
+        continuation.resume(throwing: CancellationError())
+    }
+
+    /// Removes waiter `id` of `key` unless a batch has taken it.
+    @inlinable
+    func remove(_ id: UInt64, key: Key) -> Waiter? {
+        state.withLock { state -> Waiter? in
             guard var waiters = state.waiting[key], let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
             let waiter = waiters.remove(at: index)
             state.waiting[key] = waiters.isEmpty ? nil : waiters
             return waiter
         }
-        waiter?.continuation.resume(throwing: CancellationError())
     }
 
     /// Takes batches of waiting keys and loads them until none is left.
@@ -111,10 +159,11 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
             // before this batch's callers are answered, so a caller that asks again once answered never waits.
             let gatherFirst = gather > .zero && (1 ..< maxBatchSize).contains(waitingKeyCount)
             for (key, waiters) in batch {
+                let result = answer.map { $0[key] }
                 for waiter in waiters {
-                    switch answer {
-                    case .success(let values): waiter.continuation.resume(returning: values[key])
-                    case .failure(let error): waiter.continuation.resume(throwing: error)
+                    switch waiter.answer {
+                    case .continuation(let continuation): continuation.resume(with: result)
+                    case .delivery(let deliver): await deliver(result)
                     }
                 }
             }

@@ -17,29 +17,35 @@ extension RequestCoordinator {
         }
     }
 
+    /// Stops a load nobody waits for any more (cancels its task, or takes its key back from a batch loader).
+    @usableFromInline
+    typealias StopLoad = @Sendable () -> Void
+
     /// One run of a caller's `load`, and the callers waiting for it.
     @usableFromInline
     struct Load {
         @usableFromInline let key: Key
-        @usableFromInline let task: Task<Void, Never>
+        @usableFromInline let stop: StopLoad
         @usableFromInline var waiters: [WaiterID: Waiter] = [:]
 
         @inlinable
-        init(key: Key, task: Task<Void, Never>) {
+        init(key: Key, stop: @escaping StopLoad) {
             self.key = key
-            self.task = task
+            self.stop = stop
         }
     }
 
-    /// The slow path of ``value(for:deadline:load:)``: wait for the key's current load, starting one if needed.
+    /// The slow path of ``value(for:deadline:load:)``: wait for the key's current load, starting one with `start`
+    /// if needed. `start` runs on the actor, must arrange for ``finish(_:with:)`` to be called with the load's id
+    /// (at most once), and returns how to stop the load.
     @inlinable
     func joinOrStartLoad(
-        for key: Key, deadline: Duration?, load: @escaping @Sendable (Key) async throws -> Value
+        for key: Key, deadline: Duration?, start: (LoadID) -> StopLoad
     ) async throws -> Value {
         // Looked up again: a load may have filled the cache while this caller hopped onto the actor.
         if let cached = cachedValue(for: key) { return cached }
         try Task.checkCancellation()
-        let loadID = currentLoad(for: key, startingWith: load)
+        let loadID = currentLoad(for: key, startingWith: start)
         let waiterID = nextID()
         // No suspension between choosing the load and registering the waiter, so the load is still there.
         return try await withTaskCancellationHandler {
@@ -53,15 +59,13 @@ extension RequestCoordinator {
 
     /// The key's current load, counting the caller as joining it; or a new one, started now.
     @inlinable
-    func currentLoad(
-        for key: Key, startingWith load: @escaping @Sendable (Key) async throws -> Value
-    ) -> LoadID {
+    func currentLoad(for key: Key, startingWith start: (LoadID) -> StopLoad) -> LoadID {
         if let loadID = current[key] {
             shared.withLock { $0.statistics.callersJoined += 1 }
             return loadID
         }
         let loadID = nextID()
-        loads[loadID] = Load(key: key, task: run(load, for: key, as: loadID))
+        loads[loadID] = Load(key: key, stop: start(loadID))
         current[key] = loadID
         shared.withLock { $0.statistics.loadsStarted += 1 }
         publishLoadsInFlight()
@@ -112,7 +116,7 @@ extension RequestCoordinator {
     func dismiss(_ waiterID: WaiterID, of loadID: LoadID, with error: any Error) {
         guard let waiter = loads[loadID]?.waiters.removeValue(forKey: waiterID) else { return }
         if loads[loadID]!.waiters.isEmpty, let load = loads.removeValue(forKey: loadID) {
-            load.task.cancel()
+            load.stop()
             if current[load.key] == loadID { current[load.key] = nil }
             publishLoadsInFlight()
         }

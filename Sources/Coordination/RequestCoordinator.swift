@@ -2,7 +2,8 @@
 ///
 /// For work many requests want at once: a feed that many phones open together costs one query, a cold token under
 /// a burst is looked up once. Callers of ``value(for:deadline:load:)`` for one key share a single run of `load`, in
-/// its own task, so different keys load in parallel. A successful value is cached per ``CachePolicy`` until
+/// its own task, so different keys load in parallel; ``value(for:deadline:from:_:)`` instead hands a new load's key
+/// to a `BatchLoader`, whose batch reports back without a task per load. A successful value is cached per ``CachePolicy`` until
 /// ``invalidate(_:)``, until its time to live passes, or until it is the least recently used entry of a full cache;
 /// errors are never cached. Each caller can leave alone (cancellation, deadline); the load is cancelled when its
 /// last caller leaves.
@@ -88,7 +89,7 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         current.removeAll()
         publishLoadsInFlight()
         for load in cancelled {
-            load.task.cancel()
+            load.stop()
             for waiter in load.waiters.values { waiter.resume(with: .failure(CancellationError())) }
         }
     }
@@ -118,7 +119,27 @@ extension RequestCoordinator {
         for key: Key, deadline: Duration? = nil, load: @escaping @Sendable (Key) async throws -> Value
     ) async throws -> Value {
         if let cached = cachedValue(for: key) { return cached }
-        return try await joinOrStartLoad(for: key, deadline: deadline, load: load)
+        return try await joinOrStartLoad(for: key, deadline: deadline) { loadID in
+            let task = run(load, for: key, as: loadID)
+            return { task.cancel() }
+        }
+    }
+
+    /// The value for `key` as ``value(for:deadline:load:)`` gives it, loaded through `loader`: a new load asks
+    /// `loader` for the key and `transform`s its answer (nil when the batch had none), with no task of its own
+    /// waiting for the batch (``BatchLoader/enqueue(_:deliver:)``). The same sharing, caching, freshness,
+    /// cancellation and deadlines; when every caller leaves, the key is taken back from the loader if no batch
+    /// has it yet.
+    @inlinable
+    public nonisolated func value<Loaded: Sendable>(
+        for key: Key, deadline: Duration? = nil, from loader: BatchLoader<Key, Loaded>,
+        _ transform: @escaping @Sendable (Loaded?) -> Value
+    ) async throws -> Value {
+        if let cached = cachedValue(for: key) { return cached }
+        return try await joinOrStartLoad(for: key, deadline: deadline) { loadID in
+            let request = loader.enqueue(key) { answer in await self.finish(loadID, with: answer.map(transform)) }
+            return { loader.withdraw(request, key: key) }
+        }
     }
 
     /// The cached value for `key` if there is a fresh one, without waiting: for threads that cannot suspend.

@@ -71,9 +71,7 @@ public final class FeedService: Sendable {
     /// The page through the coordinator, stamped with the feed's change count as the load starts.
     private func load(_ key: FeedPageKey) async throws -> StampedPage {
         let epoch = epoch(of: key.feed)
-        return try await pages.value(for: key) { [reads] key in
-            StampedPage(result: try await reads.value(for: key) ?? .noSuchFeed, epoch: epoch)
-        }
+        return try await pages.value(for: key, from: reads) { StampedPage(result: $0 ?? .noSuchFeed, epoch: epoch) }
     }
 
     /// The page for `key` if it is in memory now and still current (for the synchronous fast path).

@@ -108,6 +108,45 @@ struct BatchLoaderTests {
         #expect(try await good.value == "value of good")
     }
 
+    @Test func aDeliveryGetsItsKeysAnswerOnceAndAWithdrawnOneNothing() async throws {
+        let recorder = RecordingLoad()
+        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1) { try await recorder.load($0) }
+        let delivered = Locked<[String: [String?]]>([:])
+        @Sendable func delivery(_ name: String) -> BatchLoader<String, String>.Delivery {
+            { answer in delivered.withLock { $0[name, default: []].append(try? answer.get()) } }
+        }
+        let taken = loader.enqueue("taken", deliver: delivery("taken"))
+        await waitUntil { recorder.batches.withLock { $0.count } == 1 }  // its batch runs, held
+        _ = loader.enqueue("kept", deliver: delivery("kept"))
+        _ = loader.enqueue("missing", deliver: delivery("missing"))
+        let withdrawn = loader.enqueue("withdrawn", deliver: delivery("withdrawn"))
+        let waiting = Task { try await loader.value(for: "kept") }  // a waiting caller of a delivered key
+        await waitUntil { loader.waitingKeyCount == 3 }
+        #expect(loader.withdraw(withdrawn, key: "withdrawn"))
+        #expect(!loader.withdraw(taken, key: "taken"), "a request its batch already holds cannot be taken back")
+        #expect(!loader.withdraw(withdrawn, key: "withdrawn"))
+        recorder.gate.open()
+        #expect(try await waiting.value == "value of kept")
+        await waitUntil { delivered.withLock { $0.count } == 3 }
+        try await Task.sleep(for: .milliseconds(20))  // room for a wrong second delivery to show
+        #expect(delivered.withLock { $0 } == ["taken": ["value of taken"], "kept": ["value of kept"], "missing": [nil]])
+        #expect(recorder.batches.withLock { $0 }.map { Set($0) } == [["taken"], ["kept", "missing"]])
+    }
+
+    @Test func aFailedBatchDeliversItsErrorToEveryRequest() async throws {
+        let recorder = RecordingLoad(failing: ["bad"])
+        recorder.gate.open()
+        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1) { try await recorder.load($0) }
+        let errors = Tally()
+        for _ in 0 ..< 3 {
+            _ = loader.enqueue("bad") { answer in
+                if case .failure(is TestFailure) = answer { errors.increment() }
+            }
+        }
+        await errors.reached(3)
+        #expect(errors.count == 3)
+    }
+
     /// Seeded model: callers arrive at random, some are cancelled at random, some keys fail; every caller that was
     /// not cancelled ends with exactly what the load said for its key in the batch that took it.
     @Test(arguments: [UInt64(5), 23, 91])
