@@ -4,6 +4,7 @@
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   bench_init                                  # cleanup trap: servers started below are killed at exit
 #   bench_build_c_baseline                      # bench/c-baseline/mhd-baseline, rebuilt when the source changed
+#   bench_build_bridge_floor                    # bench/bridge-floor, sets $BENCH_FLOOR_BIN
 #   bench_pick_port port 18090                  # sets $port to a free port
 #   bench_start_server c "http://127.0.0.1:$port/direct" -- env PORT=$port "$BENCH_C_BIN"
 #   bench_wrk "http://127.0.0.1:$port/direct" 5 "$BENCH_OUT/raw/c-direct.txt"
@@ -93,6 +94,20 @@ bench_stop_servers() {
     done
     BENCH_PIDS=()
     BENCH_NAMES=()
+}
+
+# bench_build_bridge_floor: builds bench/bridge-floor (suspend -> Swift task -> resume and nothing else) in release
+# mode with the flags of Switchboard's build; sets BENCH_FLOOR_BIN.
+bench_build_bridge_floor() {
+    local package=$BENCH_DIR/bridge-floor
+    bench_log "building $package (swift build -c release)"
+    "${SWIFT:-swift}" build -c release --static-swift-stdlib --package-path "$package" >"$BENCH_OUT/raw/bridge-floor-build.txt" 2>&1 \
+        || { cat "$BENCH_OUT/raw/bridge-floor-build.txt" >&2; bench_die "bench/bridge-floor failed to build"; }
+    if grep -q 'warning:' "$BENCH_OUT/raw/bridge-floor-build.txt"; then
+        grep 'warning:' "$BENCH_OUT/raw/bridge-floor-build.txt" >&2
+        bench_die "bench/bridge-floor must build without warnings"
+    fi
+    BENCH_FLOOR_BIN=$package/.build/release/bridge-floor
 }
 
 # bench_build_c_baseline: compiles the raw-C libmicrohttpd baseline (zero warnings required) if it is
