@@ -2,10 +2,14 @@ import HTTPServer
 
 /// One page of a feed, encoded once and served as bytes until the feed changes.
 public struct FeedPage: Sendable {
-    /// The JSON body: `{"items": […], "next_cursor": …, "has_more": …}`.
-    public let body: [UInt8]
+    /// The JSON body, `{"items": […], "next_cursor": …, "has_more": …}`, which every response serving this page sends
+    /// from where it is.
+    public let bytes: SharedBytes
     /// The strong entity tag of this page (depends on the feed's version and the page's parameters).
     public let etag: String
+
+    /// The JSON body as an array (a copy).
+    public var body: [UInt8] { bytes.array }
 }
 
 /// What a page load found.

@@ -9,12 +9,12 @@ import Postgres
 enum FeedPageBody {
     /// The body of the page in `rows`, which the page query read with one item more than `limit` (that item, when
     /// present, only says that more follow). A feed without items is one row whose item columns are NULL.
-    static func encode(_ rows: PostgresRows, limit: Int) throws -> [UInt8] {
+    static func encode(_ rows: PostgresRows, limit: Int) throws -> SharedBytes {
         try encode(rows, in: rows.indices, limit: limit)
     }
 
     /// The body of the page in `rows[range]` (one page's rows of a batched read), as ``encode(_:limit:)``.
-    static func encode(_ rows: PostgresRows, in range: Range<Int>, limit: Int) throws -> [UInt8] {
+    static func encode(_ rows: PostgresRows, in range: Range<Int>, limit: Int) throws -> SharedBytes {
         let id = try rows.column("id"), title = try rows.column("title"), body = try rows.column("body")
         let url = try rows.column("url"), imageURL = try rows.column("image_url")
         let publishedAt = try rows.column("published_at"), updatedAt = try rows.column("updated_at")
@@ -51,7 +51,7 @@ enum FeedPageBody {
         json.raw(#"],"next_cursor":"#)
         if let cursor { json.string(cursor.encoded) } else { json.raw("null") }
         json.raw("}")
-        return json.bytes
+        return json.sharedBytes
     }
 
     /// Writes the row's timestamp as a quoted RFC 3339 string: its text rearranged when it has the usual shape,

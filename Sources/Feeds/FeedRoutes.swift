@@ -44,7 +44,7 @@ public struct FeedRoutes: Sendable {
             return Response(status: 304, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache"])
         }
         return Response(status: 200, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache",
-                                               "Content-Type": "application/json"], body: page.body)
+                                               "Content-Type": "application/json"], shared: page.bytes)
     }
 
     /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for this header).

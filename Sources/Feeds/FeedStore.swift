@@ -143,9 +143,9 @@ public struct FeedStore: Sendable {
     /// The page of `key` in `rows[range]` (at least one row: the feed exists).
     private static func page(_ key: FeedPageKey, _ rows: PostgresRows, _ range: Range<Int>) throws -> FeedPageResult {
         let version: Int64 = try rows[range.lowerBound].decode("version")
-        let body = try FeedPageBody.encode(rows, in: range, limit: key.limit)
+        let bytes = try FeedPageBody.encode(rows, in: range, limit: key.limit)
         let variant = FNV1a.hash("\(key.limit)|\(key.cursor?.encoded ?? "")")
-        return .page(FeedPage(body: body, etag: "\"\(version)-\(String(variant, radix: 16))\""))
+        return .page(FeedPage(bytes: bytes, etag: "\"\(version)-\(String(variant, radix: 16))\""))
     }
 
     /// The fields of a new item.

@@ -29,6 +29,11 @@ public struct JSONBytes: ~Copyable {
         [UInt8](UnsafeBufferPointer(start: base, count: count))
     }
 
+    /// The document so far, as bytes responses can share (one copy, exactly its size).
+    public var sharedBytes: SharedBytes {
+        SharedBytes(copying: UnsafeRawBufferPointer(start: base, count: count))
+    }
+
     /// Where the next `extra` bytes go, after making room for them.
     @inline(__always)
     private mutating func room(for extra: Int) -> UnsafeMutablePointer<UInt8> {

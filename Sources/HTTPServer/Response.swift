@@ -11,6 +11,9 @@ public struct Response: Sendable {
     public enum Body: Sendable {
         /// The whole body, known up front.
         case bytes([UInt8])
+        /// The whole body, known up front and shared with other responses (a cached page): sent from where it is,
+        /// without a copy per response.
+        case shared(SharedBytes)
         /// A body produced over time (sent chunked); see `StreamedBody`.
         case stream(StreamedBody)
     }
@@ -22,6 +25,13 @@ public struct Response: Sendable {
         self.body = .bytes(body)
     }
 
+    /// Creates a response whose body is bytes shared with other responses, sent without copying them.
+    public init(status: Int, headers: HTTPHeaders = [:], shared body: SharedBytes) {
+        self.status = status
+        self.headers = headers
+        self.body = .shared(body)
+    }
+
     /// Creates a response whose body is streamed.
     public init(status: Int, headers: HTTPHeaders = [:], stream: StreamedBody) {
         self.status = status
@@ -31,8 +41,11 @@ public struct Response: Sendable {
 
     /// The body's bytes when it is not a stream, else nil.
     public var bodyBytes: [UInt8]? {
-        if case .bytes(let bytes) = body { return bytes }
-        return nil
+        switch body {
+        case .bytes(let bytes): bytes
+        case .shared(let bytes): bytes.array
+        case .stream: nil
+        }
     }
 }
 

@@ -10,6 +10,12 @@ extension ServerCore {
                 MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
                                                 .RESPMEM_MUST_COPY)
             }
+        case .shared(let bytes):
+            // libmicrohttpd sends from the bytes' own address and calls back (once) when it is done with them.
+            let owner = Unmanaged.passRetained(bytes).toOpaque()
+            handle = MHD_create_response_from_buffer_with_free_callback_cls(
+                bytes.count, bytes.base, ServerCore.releaseSharedBytes, owner)
+            if handle == nil { Unmanaged<SharedBytes>.fromOpaque(owner).release() }  // not called back then
         case .stream:
             handle = MHD_create_response_from_callback(
                 sb_mhd_size_unknown(), configuration.streamBlockSize, ServerCore.contentReader,
@@ -32,6 +38,12 @@ extension ServerCore {
         let result = MHD_queue_response(context.connection, UInt32(response.status), handle)
         MHD_destroy_response(handle)
         return result
+    }
+
+    /// Releases the bytes of a `.shared` body once libmicrohttpd has destroyed the response that sent them.
+    static let releaseSharedBytes: MHD_ContentReaderFreeCallback = { owner in
+        guard let owner else { return }
+        Unmanaged<SharedBytes>.fromOpaque(owner).release()
     }
 
     /// Copies queued stream bytes out to libmicrohttpd, or suspends the connection until more arrive.
