@@ -19,6 +19,14 @@ struct SharedBodyTests {
         weak var bytes: SharedBytes?
     }
 
+    /// `content` as shared bytes that only the returned holder keeps alive, and a watch on them.
+    static func held(_ content: [UInt8]) -> (Holder, Watch) {
+        let watch = Watch()
+        let bytes = SharedBytes(content)
+        watch.bytes = bytes
+        return (Holder(bytes), watch)
+    }
+
     static func routes(_ holder: Holder) -> (inout Router) -> Void {
         { router in
             router.get("/shared") { _ in
@@ -33,13 +41,7 @@ struct SharedBodyTests {
         var random = SplitMix64(seed: seed)
         let size = [0, 1, 5_440, 300_000][Int.random(in: 0 ..< 4, using: &random)]
         let content = (0 ..< size).map { _ in UInt8.random(in: 0 ... 255, using: &random) }
-        let watch = Watch()
-        let holder: Holder
-        do {
-            let bytes = SharedBytes(content)
-            watch.bytes = bytes
-            holder = Holder(bytes)
-        }
+        let (holder, watch) = Self.held(content)
         try await withTestServer(Self.routes(holder)) { _, port in
             let responses = try await withThrowingTaskGroup(of: RawResponse.self) { group in
                 for _ in 0 ..< 24 { group.addTask { try await request(port: port, "GET", "/shared") } }
@@ -58,13 +60,7 @@ struct SharedBodyTests {
 
     @Test func clientsLeavingMidSendDoNotKeepTheBytes() async throws {
         let content = [UInt8](repeating: 0x2A, count: 4 << 20)
-        let watch = Watch()
-        let holder: Holder
-        do {
-            let bytes = SharedBytes(content)
-            watch.bytes = bytes
-            holder = Holder(bytes)
-        }
+        let (holder, watch) = Self.held(content)
         try await withTestServer(Self.routes(holder)) { _, port in
             for _ in 0 ..< 8 {
                 // Asks for 4 MiB and hangs up without reading: the send fails part way.
