@@ -3,10 +3,10 @@
 /// For work many requests want at once: a feed that many phones open together costs one query, a cold token under
 /// a burst is looked up once. Callers of ``value(for:deadline:load:)`` for one key share a single run of `load`, in
 /// its own task, so different keys load in parallel; ``value(for:deadline:from:_:)`` instead hands a new load's key
-/// to a `BatchLoader`, whose batch reports back without a task per load. A successful value is cached per ``CachePolicy`` until
-/// ``invalidate(_:)``, until its time to live passes, or until it is the least recently used entry of a full cache;
-/// errors are never cached. Each caller can leave alone (cancellation, deadline); the load is cancelled when its
-/// last caller leaves.
+/// to a `BatchLoader`, whose batch reports back without a task per load. A successful value is cached per
+/// ``CachePolicy`` until ``invalidate(_:)``, until its time to live passes, or until it is the least recently used
+/// entry of a full cache; errors are never cached. Each caller can leave alone (cancellation, deadline); the load is
+/// cancelled when its last caller leaves.
 ///
 /// Freshness: a key has at most one *current* load, its generation, and only that load may fill the key's cache
 /// entry. ``invalidate(_:)`` retires it: later callers start a new load, and the retired one still answers the
