@@ -73,10 +73,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The value of `key` from the batch it joins; nil when the batch's answer has none.
     @inlinable
     public func value(for key: Key) async throws -> Value? {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
+        let id = nextWaiterID()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
                 add(Waiter(id: id, answer: .continuation(continuation)), for: key)
@@ -95,10 +92,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Returns the request's id, for ``withdraw(_:key:)``.
     @inlinable
     public func enqueue(_ key: Key, deliver: @escaping Delivery) -> UInt64 {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
+        let id = nextWaiterID()
         add(Waiter(id: id, answer: .delivery(deliver)), for: key)
         return id
     }
@@ -109,6 +103,15 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     @discardableResult
     public func withdraw(_ id: UInt64, key: Key) -> Bool {
         remove(id, key: key) != nil
+    }
+
+    /// A fresh id for a waiter.
+    @inlinable
+    func nextWaiterID() -> UInt64 {
+        state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
     }
 
     /// Registers `waiter` for `key`, starting a batch runner if fewer than `maxConcurrentBatches` run.

@@ -12,19 +12,21 @@ public final class SharedBytes: @unchecked Sendable, Equatable {
 
     /// A copy of `bytes`.
     public init(copying bytes: UnsafeRawBufferPointer) {
+        base = SharedBytes.copy(bytes)
         count = bytes.count
-        base = .allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        if let source = bytes.baseAddress, !bytes.isEmpty { base.copyMemory(from: source, byteCount: bytes.count) }
     }
 
     /// A copy of `bytes`.
     public init(_ bytes: [UInt8]) {
-        let base = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        bytes.withUnsafeBytes { source in
-            if let start = source.baseAddress, !source.isEmpty { base.copyMemory(from: start, byteCount: source.count) }
-        }
-        self.base = base
+        base = bytes.withUnsafeBytes(SharedBytes.copy)
         count = bytes.count
+    }
+
+    /// Memory of its own (never null, even for no bytes) holding a copy of `bytes`.
+    private static func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutableRawPointer {
+        let base = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        if let source = bytes.baseAddress, !bytes.isEmpty { base.copyMemory(from: source, byteCount: bytes.count) }
+        return base
     }
 
     deinit {
