@@ -111,9 +111,9 @@ bench_build_bridge_floor() {
 }
 
 # bench_build_c_baseline: compiles the raw-C libmicrohttpd baseline (zero warnings required) if it is
-# missing or older than its source.
+# missing or older than its sources (baseline.c and the feed.c it includes).
 bench_build_c_baseline() {
-    if [ -x "$BENCH_C_BIN" ] && [ "$BENCH_C_BIN" -nt "$BENCH_C_SRC" ]; then
+    if [ -x "$BENCH_C_BIN" ] && [ "$BENCH_C_BIN" -nt "$BENCH_C_SRC" ] && [ "$BENCH_C_BIN" -nt "$BENCH_DIR/c-baseline/feed.c" ]; then
         return 0
     fi
     bench_log "building $BENCH_C_BIN"

@@ -11,6 +11,12 @@
  *   GET /healthz  same as /async (lets this binary stand in for Switchboard when testing the scripts).
  *   GET /page     200 with a fixed JSON body of PAGE_BYTES bytes, queued at once from memory: the same bytes as
  *                 Switchboard's hot feed page, so the two compare like with like.
+ *   GET /v1/feeds/{key}  the same page with the hot feed's obligations, in the leanest C (feed.c): a bearer
+ *                 token looked up under a lock and its expiry checked, the page looked up under another lock (with
+ *                 its change count) and held by a reference count while it is sent, If-None-Match answered with
+ *                 304, the client's X-Request-ID echoed or one generated, ETag, Cache-Control, Content-Type and
+ *                 X-Request-ID on a response made per request, and the request counted and timed. Answers only
+ *                 the token FEED_TOKEN and the key FEED_KEY (default "launch"); anything else is 401 or 404.
  *   POST /hook    204, the body read and dropped, counted: a webhook receiver that answers at once.
  *   GET /count    200 with the number of /hook requests answered so far.
  *   anything else 404 (405 for a known path with another method).
@@ -21,8 +27,11 @@
  *   THREADS   MHD thread-pool size (default: number of online cores); argv[1] overrides it
  *   WORKERS   async worker threads (default: number of online cores)
  *   PAGE_BYTES size of the /page body (default 5440, a 20-item feed page)
+ *   FEED_TOKEN the bearer token /v1/feeds/{key} accepts (default: none, so every feed request is 401)
+ *   FEED_KEY   the one feed key it knows (default "launch"); FEED_ETAG the page's ETag (default W/"1-20")
  *
  * Build: gcc -O2 -Wall -o bench/c-baseline/mhd-baseline bench/c-baseline/baseline.c -lmicrohttpd -lpthread
+ * (feed.c is included by this file, so the command stays one file).
  * Stops cleanly on SIGTERM / SIGINT.
  */
 #include <arpa/inet.h>
@@ -45,7 +54,7 @@
 #define BODY_NOT_FOUND "{\"error\":\"not found\"}"
 #define BODY_NOT_ALLOWED "{\"error\":\"method not allowed\"}"
 
-enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_HOOK, ROUTE_COUNT, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
+enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_FEED, ROUTE_HOOK, ROUTE_COUNT, ROUTE_ASYNC, ROUTE_NOT_FOUND, ROUTE_NOT_ALLOWED };
 
 static atomic_ulong hooks_received;
 
@@ -60,6 +69,8 @@ struct request {
 };
 
 static struct MHD_Response *resp_ok, *resp_page, *resp_empty, *resp_not_found, *resp_not_allowed;
+
+#include "feed.c"
 
 /* One lock guards every context's suspended/ready flags: held only for a few instructions. */
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -131,6 +142,8 @@ static enum route route_for(const char *url, const char *method) {
         r = ROUTE_DIRECT;
     else if (strcmp(url, "/page") == 0)
         r = ROUTE_PAGE;
+    else if (strncmp(url, FEED_PREFIX, sizeof FEED_PREFIX - 1) == 0)
+        r = ROUTE_FEED;
     else if (strcmp(url, "/async") == 0 || strcmp(url, "/healthz") == 0)
         r = ROUTE_ASYNC;
     else
@@ -169,6 +182,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
         return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
     case ROUTE_PAGE:
         return MHD_queue_response(connection, MHD_HTTP_OK, resp_page);
+    case ROUTE_FEED:
+        return feed_answer(connection, url);
     case ROUTE_HOOK:
         atomic_fetch_add_explicit(&hooks_received, 1, memory_order_relaxed);
         return MHD_queue_response(connection, MHD_HTTP_NO_CONTENT, resp_empty);
@@ -324,7 +339,10 @@ int main(int argc, char **argv) {
     if (!resp_empty)
         return 1;
     const char *page_bytes = getenv("PAGE_BYTES");
-    resp_page = make_response(make_page(page_bytes ? parse_number(page_bytes, "PAGE_BYTES", 1 << 24) : 5440));
+    unsigned page_size = page_bytes ? parse_number(page_bytes, "PAGE_BYTES", 1 << 24) : 5440;
+    const char *page = make_page(page_size);
+    resp_page = make_response(page);
+    feed_setup(page, page_size);
     resp_not_found = make_response(BODY_NOT_FOUND);
     resp_not_allowed = make_response(BODY_NOT_ALLOWED);
     if (MHD_add_response_header(resp_not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
