@@ -27,12 +27,13 @@ final class Metrics: Sendable {
         var failedQueries: UInt64 = 0
     }
 
-    /// Each guards one share of the counters and histograms; a recording thread uses the share of its thread id,
-    /// so the libmicrohttpd and Swift threads recording at once rarely wait for each other. Scrapes add them up.
+    /// Each guards one share of the counters and histograms; a recording thread uses the share of its `ThreadIndex`,
+    /// so the first eight threads to record (the libmicrohttpd threads among them) each have a share of their own and
+    /// never wait for each other or pass its memory between cores. Scrapes add them up.
     private let shards: [Locked<Store>] = (0 ..< 8).map { _ in Locked(Store()) }
 
     private var store: Locked<Store> {
-        shards[Int((UInt(pthread_self()) >> 8) % UInt(shards.count))]
+        shards[ThreadIndex.current % shards.count]
     }
 
     /// Records one finished request.

@@ -6,9 +6,10 @@ public struct RequestIDMiddleware: SurroundingMiddleware {
     /// Creates the middleware.
     public init() {}
 
-    /// Gives the request its id.
+    /// Gives the request its id, unless it has one already (from an immediate attempt that had no answer: the async
+    /// path that follows keeps that id).
     public func prepare(_ request: inout Request) throws {
-        request.id = RequestIDMiddleware.id(for: request)
+        if request.id.isEmpty { request.id = RequestIDMiddleware.id(for: request) }
     }
 
     /// Echoes the id on the response.

@@ -8,6 +8,7 @@ public struct RouterResponder: Sendable {
     /// All the middleware, when every layer is surrounding middleware: then a request goes from ``respond(to:)``
     /// through them to its route's responder directly, without the closures of the general chain in between.
     private let surrounding: SurroundingLayers?
+    /// The middleware around immediate handlers when some layer is not surrounding middleware (else `surrounding`).
     private let immediateChain: @Sendable (Request) -> Response?
     private let hasImmediateRoutes: Bool
 
@@ -60,8 +61,9 @@ public struct RouterResponder: Sendable {
         request.route = handler.template
         request.parameters = parameters
         request.matchedHandler = handler
-        guard handler.immediate != nil else { return nil }
-        return immediateChain(request)
+        guard let immediate = handler.immediate else { return nil }
+        guard let surrounding else { return immediateChain(request) }
+        return surrounding.respondImmediately(to: &request, next: immediate)
     }
 
     /// Routes the request (unless ``respondImmediately(to:)`` already did) and runs it through the middleware chain.

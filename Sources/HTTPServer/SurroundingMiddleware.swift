@@ -92,6 +92,27 @@ struct SurroundingLayers: Sendable {
         }
         return try outcome.get()
     }
+
+    /// The layers as one for an answer known at once, on the caller's request in place (no copy of it per layer):
+    /// the `prepare`s, `next`, then the `complete`s. When `next` has no answer this returns nil before any `complete`,
+    /// and the request keeps what the `prepare`s did to it, for the async path to run the same layers on (their
+    /// `prepare`s must therefore give the same result when run again). An error still unmapped after the `complete`s
+    /// becomes its problem response, as on the async path.
+    func respondImmediately(to request: inout Request, next: (Request) -> Response?) -> Response? {
+        let (prepared, thrown) = prepare(&request)
+        let outcome: Result<Response, any Error>
+        if let thrown {
+            outcome = .failure(thrown)
+        } else {
+            guard let response = next(request) else { return nil }
+            outcome = .success(response)
+        }
+        do {
+            return try complete(request, prepared: prepared, outcome)
+        } catch {
+            return ErrorMiddleware.response(for: error, request: request)
+        }
+    }
 }
 
 extension Result where Success == Response, Failure == any Error {

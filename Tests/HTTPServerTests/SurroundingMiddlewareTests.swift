@@ -146,6 +146,59 @@ import Testing
         }
     }
 
+    /// Seeded random stacks of surrounding layers around an immediate handler that answers or has no answer: the
+    /// synchronous path runs the layers as the async path does (the nested model), so an answer known at once is
+    /// the answer the async path would have given; an error no layer maps becomes its problem response (500 here).
+    /// Without an answer, nothing is completed: the async path will run the layers.
+    @Test(arguments: [1, 2, 3]) func immediateAnswersGoThroughTheLayersAsTheAsyncPathDoes(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let kinds: [Kind] = [.tag, .tag, .gate, .rescue]
+        for _ in 0 ..< 300 {
+            let stack = (0 ..< Int.random(in: 0 ... 7, using: &random)).map { _ in kinds.randomElement(using: &random)! }
+            let answers = Bool.random(using: &random)
+            let trace = Trace()
+            var router = Router()
+            for (index, kind) in stack.enumerated() { router.use(Surrounding(index: index, kind: kind, trace: trace)) }
+            router.get("/x") { _ in Response(status: 200) }
+            router.immediate("GET", "/x") { _ in
+                trace.record("handler")
+                return answers ? Response(status: 200) : nil
+            }
+            var request = Request(method: "GET", path: "/x")
+            let observed = router.buildResponder().respondImmediately(to: &request)
+            let (steps, outcome) = SurroundingMiddlewareTests.expected(stack, handlerFails: false)
+            let reachesHandler = !stack.contains(.gate)
+            if !answers && reachesHandler {
+                #expect(observed == nil, "stack \(stack)")
+                #expect(trace.steps == stack.indices.map { "prepare \($0)" } + ["handler"], "stack \(stack)")
+                continue
+            }
+            #expect(trace.steps == steps, "stack \(stack), answers: \(answers)")
+            let got = try #require(observed, "stack \(stack)")
+            switch outcome {
+            case .success(let want):
+                #expect(got.status == want.status && got.headers.map(\.name) == want.headers.map(\.name)
+                        && got.headers.map(\.value) == want.headers.map(\.value), "stack \(stack)")
+            case .failure:
+                #expect(got.status == 500, "stack \(stack)")
+            }
+        }
+    }
+
+    @Test func anImmediateMissKeepsTheRequestIDForTheAsyncPath() async throws {
+        var router = Router()
+        router.use(RequestIDMiddleware())
+        router.get("/x") { request in Response(status: 200, headers: ["X-Seen-ID": request.id]) }
+        router.immediate("GET", "/x") { _ in nil }
+        let responder = router.buildResponder()
+        var request = Request(method: "GET", path: "/x")
+        #expect(responder.respondImmediately(to: &request) == nil)
+        let given = request.id
+        #expect(!given.isEmpty)
+        let response = try await responder.respond(to: request)
+        #expect(response.headers["X-Request-ID"] == given && response.headers["X-Seen-ID"] == given)
+    }
+
     @Test func completeSeesTheRequestAsPreparedAndTheIDGoesOnTheResponse() async throws {
         let logged = LoggedEntries()
         var router = Router()
