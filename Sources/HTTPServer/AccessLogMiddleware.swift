@@ -39,11 +39,7 @@ public struct AccessLogMiddleware: SurroundingMiddleware {
 
     /// Logs the outcome: a response's status, or 500 for an error no layer inside mapped to a response.
     public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
-        let status: Int
-        switch outcome {
-        case .success(let response): status = response.status
-        case .failure: status = 500
-        }
+        let status = outcome.responseStatus ?? 500
         let seconds = (ContinuousClock.now - request.arrival).inSeconds
         sink(AccessLogEntry(time: Date(timeIntervalSinceNow: -seconds), requestID: request.id, method: request.method,
                             route: request.route, status: status, duration: seconds))

@@ -38,8 +38,8 @@ final class ConnectionContext: @unchecked Sendable {
         self.connection = connection
         self.socket = sb_mhd_connection_fd(connection)
         self.core = core
-        self.request = request
         self.startedAt = request.arrival
+        self.request = request  // last: the request moves in rather than being copied
     }
 
     /// Called by the responder's task with its answer: hands it over and resumes the connection.

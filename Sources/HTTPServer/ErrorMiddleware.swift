@@ -15,7 +15,8 @@ public struct ErrorMiddleware: SurroundingMiddleware {
 
     /// Turns an error into its problem response.
     public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
-        guard case .failure(let error) = outcome else { return }
+        // A response passes untouched, and is not copied to be looked at (`responseStatus` reads it in place).
+        guard outcome.responseStatus == nil, case .failure(let error) = outcome else { return }
         if let problem = map(error) {
             outcome = .success(problem.response(requestID: request.id))
         } else {

@@ -85,7 +85,7 @@ struct SurroundingLayers: Sendable {
     }
 
     @inline(never)
-    private func complete(_ request: Request, prepared: Int, _ outcome: Result<Response, any Error>) throws -> Response {
+    private func complete(_ request: Request, prepared: Int, _ outcome: consuming Result<Response, any Error>) throws -> Response {
         var outcome = outcome
         for index in layers.indices.prefix(prepared).reversed() {
             layers[index].complete(request, &outcome)
@@ -108,7 +108,7 @@ struct SurroundingLayers: Sendable {
             outcome = .success(response)
         }
         do {
-            return try complete(request, prepared: prepared, outcome)
+            return try complete(request, prepared: prepared, consume outcome)
         } catch {
             return ErrorMiddleware.response(for: error, request: request)
         }
@@ -116,6 +116,15 @@ struct SurroundingLayers: Sendable {
 }
 
 extension Result where Success == Response, Failure == any Error {
+    /// The response's status, or nil for an error, read in place: matching with a binding copies the response (its
+    /// header list and body are references, and a cached body's count is shared by every thread that sends it).
+    public var responseStatus: Int? {
+        switch self {
+        case .success(let response): response.status
+        case .failure: nil
+        }
+    }
+
     /// Changes the response in place when there is one: moved out and back, so its header list and body are not
     /// copied on write.
     public mutating func updateResponse(_ change: (inout Response) -> Void) {
