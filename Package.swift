@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AppTests", dependencies: ["App"], swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FeedsTests", dependencies: ["Feeds"], swiftSettings: strict),
+        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),

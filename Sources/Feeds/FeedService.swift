@@ -11,9 +11,9 @@ public final class FeedService: Sendable {
     /// reading many distinct feeds then runs a few statements for many requests instead of one each. A load that
     /// starts after a write never joins a batch already running (`BatchLoader`), as the change counts require.
     let reads: BatchLoader<FeedPageKey, FeedPageResult>
-    /// Guards each feed's change count: bumped the moment a change is known (before the caches are invalidated),
-    /// and stamped on every page as its load starts, so a page loaded before a change is never served after it.
-    private let epochs = Locked<[FeedAddress: UInt64]>([:])
+    /// Each feed's change count: bumped the moment a change is known (before the caches are invalidated), and stamped
+    /// on every page as its load starts, so a page loaded before a change is never served after it.
+    private let epochs: ChangeCounts
     /// Guards, per feed, the page keys that may be cached or loading, so a write can invalidate them all, and their
     /// total. Keys come from clients (any feed, limit and cursor, forged ones included), so the index is bounded:
     /// past `maxTrackedPageKeys` it is emptied together with the page cache. That is safe because correctness
@@ -31,9 +31,14 @@ public final class FeedService: Sendable {
     ///
     /// `listening` tells whether this process's change-notice listener is connected; while it is, a write is
     /// acknowledged only once its notice has come back (at most `echoTimeout` later), see `NoticeEchoes`.
+    ///
+    /// `changeCountSlots` (a power of two) bounds the memory of the feeds' change counts; feeds sharing a slot retire
+    /// each other's cached pages on a change (see `ChangeCounts`).
     public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000,
-                listening: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500)) {
+                listening: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500),
+                changeCountSlots: Int = 4096) {
         self.store = store
+        self.epochs = ChangeCounts(slots: changeCountSlots)
         self.listening = listening
         self.echoTimeout = echoTimeout
         self.caching = caching
@@ -81,7 +86,7 @@ public final class FeedService: Sendable {
     }
 
     private func epoch(of feed: FeedAddress) -> UInt64 {
-        epochs.withLock { $0[feed] ?? 0 }
+        epochs.count(of: feed)
     }
 
     /// Marks `feed` changed at once, without waiting for anything: cached pages of it stop being served.
@@ -92,7 +97,7 @@ public final class FeedService: Sendable {
     }
 
     func markChanged(_ feed: FeedAddress) {
-        epochs.withLock { $0[feed, default: 0] &+= 1 }
+        epochs.bump(feed)
     }
 
     /// Adds an item; returns once it is committed and this replica's cache no longer holds the feed's old pages.

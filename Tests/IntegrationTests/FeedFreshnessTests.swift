@@ -14,10 +14,22 @@ import TestSupport
 struct FeedFreshnessTests {
     @Test(arguments: [(UInt64(7), true), (UInt64(7), false), (UInt64(40), true), (UInt64(40), false)])
     func aReadStartedAfterAnAcknowledgedInsertSeesIt(seed: UInt64, caching: Bool) async throws {
+        try await Self.check(seed: seed, caching: caching, changeCountSlots: 4096)
+    }
+
+    /// The same with the feeds' change counts in one or two slots, so that feeds share counts: a change to one feed
+    /// retires the others' cached pages too, which must cost reloads and never freshness.
+    @Test(arguments: [(UInt64(7), 1), (UInt64(40), 2)])
+    func feedsSharingAChangeCountStayFresh(seed: UInt64, slots: Int) async throws {
+        try await Self.check(seed: seed, caching: true, changeCountSlots: slots)
+    }
+
+    static func check(seed: UInt64, caching: Bool, changeCountSlots: Int) async throws {
         var random = SplitMix64(seed: seed)
         let database = try await MigratedDatabase.create(maxConnections: 4)
         let tenants = try await database.tenants(["mine", "theirs"])
-        let service = FeedService(store: FeedStore(pool: database.pool), caching: caching)
+        let service = FeedService(store: FeedStore(pool: database.pool), caching: caching,
+                                  changeCountSlots: changeCountSlots)
         let names = ["a", "b", "c", "d"]
         // The other tenant's feeds of the same names hold items too; none may ever show up in ours.
         for name in names {
@@ -58,7 +70,7 @@ struct FeedFreshnessTests {
             }
             return try await group.reduce(into: [String]()) { $0 += $1 }
         }
-        #expect(violations.isEmpty, "seed \(seed), caching \(caching): \(violations.prefix(5))")
+        #expect(violations.isEmpty, "seed \(seed), caching \(caching), slots \(changeCountSlots): \(violations.prefix(5))")
         // And once everything is acknowledged, every feed shows every insert.
         for name in names {
             let key = FeedPageKey(feed: FeedAddress(tenantID: mine, key: name), limit: 100, cursor: nil)
