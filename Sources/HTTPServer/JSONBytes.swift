@@ -69,6 +69,9 @@ public struct JSONBytes: ~Copyable {
     }
 
     /// Appends a JSON string holding the UTF-8 text `utf8`, quoted and escaped.
+    ///
+    /// Copies as it scans: eight bytes at a time while none of them needs an escape (most text has none), stored to
+    /// the output in one go, so the text is read once and never copied in a second pass.
     public mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
         // Room for the longest form: every byte written as `\u00xx`, and the quotes.
         let start = room(for: utf8.count * 6 + 2)
@@ -76,34 +79,37 @@ public struct JSONBytes: ~Copyable {
         out.pointee = UInt8(ascii: "\"")
         out += 1
         if let source = utf8.baseAddress {
-            var runStart = 0
+            let end = utf8.count
             var index = 0
-            while index < utf8.count {
-                // Eight bytes at a time while none of them needs an escape (most text has none).
-                if index + 8 <= utf8.count {
-                    if !JSONBytes.needsEscape(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)) {
+            while index < end {
+                if index + 8 <= end {
+                    let word = UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)
+                    if !JSONBytes.needsEscape(word) {
+                        UnsafeMutableRawPointer(out).storeBytes(of: word, as: UInt64.self)
+                        out += 8
                         index += 8
                         continue
                     }
-                } else if utf8.count >= 8,
-                          !JSONBytes.needsEscape(UnsafeRawPointer(source + utf8.count - 8).loadUnaligned(as: UInt64.self)) {
-                    // The last few bytes, in the text's last word (which overlaps bytes already passed): none needs one.
-                    index = utf8.count
-                    break
+                } else if end >= 8 {
+                    // The last few bytes, in the text's last word, which overlaps bytes already passed: when none of
+                    // its bytes needs an escape, the overlapped ones were copied as they are, so the whole word can be
+                    // stored again ending where the text ends.
+                    let word = UnsafeRawPointer(source + end - 8).loadUnaligned(as: UInt64.self)
+                    if !JSONBytes.needsEscape(word) {
+                        UnsafeMutableRawPointer(out - (8 - (end - index))).storeBytes(of: word, as: UInt64.self)
+                        out += end - index
+                        break
+                    }
                 }
                 let byte = source[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
-                    index += 1
-                    continue
-                }
-                out.initialize(from: source + runStart, count: index - runStart)
-                out += index - runStart
                 index += 1
-                runStart = index
-                out = JSONBytes.writeEscape(of: byte, at: out)
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    out = JSONBytes.writeEscape(of: byte, at: out)
+                } else {
+                    out.pointee = byte
+                    out += 1
+                }
             }
-            out.initialize(from: source + runStart, count: utf8.count - runStart)
-            out += utf8.count - runStart
         }
         out.pointee = UInt8(ascii: "\"")
         out += 1
