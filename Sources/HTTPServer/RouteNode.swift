@@ -37,14 +37,19 @@ final class RouteNode: Sendable {
 
     /// The child for the literal segment `segment`, compared byte for byte (as RFC 3986 compares paths: no Unicode
     /// normalisation, which `String`'s equality would apply).
-    private func literal(_ segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
-        for entry in literals where entry.segment.count == segment.count {
-            let equal = entry.segment.withUnsafeBufferPointer { literal in
-                segment.isEmpty || memcmp(literal.baseAddress!, segment.baseAddress!, segment.count) == 0
+    ///
+    /// Unretained, and the entries read in place: the trie lives as long as the router, and every server thread walks
+    /// it, so a retain here would be a write to memory all of them share.
+    private func literal(_ segment: UnsafeBufferPointer<UInt8>) -> Unmanaged<RouteNode>? {
+        literals.withUnsafeBufferPointer { entries in
+            for index in entries.indices where entries[index].segment.count == segment.count {
+                let equal = entries[index].segment.withUnsafeBufferPointer { literal in
+                    segment.isEmpty || memcmp(literal.baseAddress!, segment.baseAddress!, segment.count) == 0
+                }
+                if equal { return Unmanaged.passUnretained(entries[index].node) }
             }
-            if equal { return entry.node }
+            return nil
         }
-        return nil
     }
 
     static func segments(of path: String) -> [Substring] {
@@ -119,7 +124,8 @@ final class RouteNode: Sendable {
         var end = start
         while end < path.count && path[end] != slash { end += 1 }
         let head = UnsafeBufferPointer(rebasing: path[start ..< end])
-        if let literal = literal(head), let found = literal.find(path, from: end, &parameters, accept) {
+        if let literal = literal(head),
+           let found = literal._withUnsafeGuaranteedRef({ $0.find(path, from: end, &parameters, accept) }) {
             return found
         }
         if let name = parameterName, let child = parameterChild, let found = child.find(path, from: end, &parameters, accept) {
