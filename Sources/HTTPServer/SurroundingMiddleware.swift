@@ -32,19 +32,7 @@ extension SurroundingMiddleware {
     /// `complete`; an error still unmapped after `complete` becomes its problem response (as on the async path).
     public func respondImmediately(to request: Request, next: (Request) -> Response?) -> Response? {
         var request = request
-        var outcome: Result<Response, any Error>
-        do {
-            try prepare(&request)
-            guard let response = next(request) else { return nil }
-            outcome = .success(response)
-        } catch {
-            outcome = .failure(error)
-        }
-        complete(request, &outcome)
-        switch outcome {
-        case .success(let response): return response
-        case .failure(let error): return ErrorMiddleware.response(for: error, request: request)
-        }
+        return SurroundingLayers([self]).respondImmediately(to: &request, next: next)
     }
 }
 
