@@ -13,8 +13,11 @@ port=${3:-5432}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -n "$bin" ] || { echo "PostgreSQL server binaries not found; run scripts/ensure-deps.sh" >&2; exit 1; }
 
+# runuser keeps the caller's working directory, which the postgres user may not be allowed to enter (a checkout under
+# /root): initdb and pg_ctl then complain that they cannot change back to it. They run from / instead (every path
+# they are given is absolute).
 as_owner() {
-    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+    if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 # As root the cluster belongs to the postgres user, who must be able to reach DIR: a checkout under a mode-700
@@ -23,7 +26,7 @@ as_owner() {
 place_reachable() {
     [ "$(id -u)" -eq 0 ] || return 0
     mkdir -p "$(dirname "$dir")"
-    runuser -u postgres -- test -x "$(dirname "$dir")" && return 0
+    as_owner test -x "$(dirname "$dir")" && return 0
     local home
     home=$(getent passwd postgres | cut -d: -f6)
     local target
