@@ -33,7 +33,10 @@ public struct AccountRoutes: Sendable {
         router.delete("/v1/users/{user_id}/sessions", guardian.require(.apiKey, revokeUserSessions))
     }
 
-    struct CreateTenant: Decodable { let name: String }
+    struct CreateTenant: RequestBody {
+        let name: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case name }
+    }
 
     @Sendable func createTenant(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(CreateTenant.self)
@@ -63,10 +66,11 @@ public struct AccountRoutes: Sendable {
         return .empty()
     }
 
-    struct CreateSession: Decodable {
+    struct CreateSession: RequestBody {
         let user_id: String
         let role: String
         let ttl_seconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable { case user_id, role, ttl_seconds }
     }
 
     struct SessionBody: Encodable {

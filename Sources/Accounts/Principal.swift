@@ -55,11 +55,13 @@ public struct Principal: Sendable, Hashable {
         }
     }
 
-    /// A stable identity for rate limiting and logs (never the secret itself).
+    /// Whose allowance a request takes (never the secret itself): the user, by tenant, role and id, so that every
+    /// session of one user (a token refresh, a script minting sessions) shares one rate-limit bucket; an API key by
+    /// its key.
     public var identity: String {
         switch credential {
         case .apiKey(let keyID): return "key:" + keyID.uuidString
-        case .session(let sessionID, _, _): return "session:" + sessionID.uuidString
+        case .session(_, let userID, let role): return "user:\(tenantID.uuidString):\(role.rawValue):" + userID
         }
     }
 }

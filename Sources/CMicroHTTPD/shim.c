@@ -200,13 +200,15 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
         { MHD_OPTION_LISTEN_BACKLOG_SIZE, s->listen_backlog, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls },
         { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)sb_notify_connection, s->watch },
-        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)sb_log_adapter, s->watch },
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip_connection_limit, NULL },
         { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)sb_unescape, NULL },
         { addr != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)addr },
         { MHD_OPTION_END, 0, NULL },
     };
+    /* The logger comes first, ahead of the array: libmicrohttpd counts options as it parses them and warns (through
+       its default logger, on stderr) when the logger is not the very first, as the array itself would be. */
     return MHD_start_daemon(flags, s->port, NULL, NULL, access_handler, access_cls,
+                            MHD_OPTION_EXTERNAL_LOGGER, sb_log_adapter, s->watch,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

@@ -19,12 +19,13 @@ enum FeedRequest {
         return FeedPageKey(feed: feed, limit: limit, cursor: cursor)
     }
 
-    struct ItemBody: Decodable {
+    struct ItemBody: RequestBody {
         let title: String
         let body: String?
         let url: String?
         let image_url: String?
         let published_at: Date?
+        enum CodingKeys: String, CodingKey, CaseIterable { case title, body, url, image_url, published_at }
     }
 
     static func newItem(_ request: Request) throws -> FeedStore.NewItem {
@@ -64,8 +65,11 @@ enum FeedRequest {
         return changes
     }
 
-    /// Only to reject non-JSON bodies and content types with the standard problems.
-    private struct PatchShape: Decodable {}
+    /// Only to reject non-JSON bodies, content types and unknown fields with the standard problems.
+    private struct PatchShape: RequestBody {
+        enum CodingKeys: String, CodingKey, CaseIterable { case title, body, url, image_url, published_at }
+        init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: CodingKeys.self) }
+    }
 
     static func checkTitle(_ title: String) throws {
         try Problem.requireLength(title, of: "title", in: 1 ... 500)

@@ -170,26 +170,46 @@ extension Response {
 }
 
 extension Request {
-    /// Decodes the JSON body, or throws a 400 (or 415 for a non-JSON content type) naming what is wrong.
-    public func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {
+    /// Decodes the JSON body, or throws a 400 (or 415 for a non-JSON content type) naming what is wrong: where a
+    /// syntax error is (line and column), a field the body does not take, or a field whose value breaks its rule.
+    public func decodeJSON<T: RequestBody>(_ type: T.Type) throws -> T {
         if let contentType = headers["Content-Type"],
            !contentType.lowercased().hasPrefix("application/json") {
             throw Problem(status: 415, title: "Unsupported Media Type",
                           detail: "The body must be application/json.")
         }
         guard !body.isEmpty else { throw Problem.badRequest("A JSON body is required.") }
+        let outline: StrictJSON.Outline
         do {
-            try StrictJSON.validate(body)
+            outline = try StrictJSON.validate(body)
         } catch {
-            throw Problem.badRequest(error.message, parameter: error.field)
+            throw Problem.badRequest(error.detail, parameter: error.field)
         }
+        if let unknown = T.unknownFieldsProblem(in: outline.keys) { throw unknown }
         do {
             return try JSON.decode(type, from: body)
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            // The text is valid JSON (checked above), so the decoder refused a number it cannot hold in an integer
+            // field, and says neither which nor why.
+            throw Request.numberProblem(in: outline) ?? Problem.badRequest("The body does not fit this operation.")
         } catch let error as DecodingError {
             throw Problem.badRequest(Request.describe(error), parameter: Request.field(of: error))
         } catch {
             throw Problem.badRequest("The body is not valid JSON.")
         }
+    }
+
+    /// The 400 for the first top-level number that is not a whole number within 64 bits, if any.
+    static func numberProblem(in outline: StrictJSON.Outline) -> Problem? {
+        for key in outline.keys {
+            guard let text = outline.numbers[key], Int64(text) == nil else { continue }
+            if let value = Double(text), value.rounded(.towardZero) != value {
+                return Problem.badRequest("The field '\(key)' must be a whole number; \(text) is not.", parameter: key)
+            }
+            return Problem.badRequest("The field '\(key)' must be an integer between \(Int64.min) and \(Int64.max); "
+                                      + "\(text) is out of range.", parameter: key)
+        }
+        return nil
     }
 
     static func field(of error: DecodingError) -> String? {

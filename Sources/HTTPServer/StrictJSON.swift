@@ -10,39 +10,82 @@
 public enum StrictJSON {
     /// Why a body was refused, and where (`field` is a dotted path such as `items.2.title`, nil for the body itself).
     public struct Violation: Error, Equatable, Sendable {
-        /// What is wrong, for a person to read; it becomes the 400's `detail`.
+        /// What is wrong, for a person to read.
         public let message: String
         /// Where: a dotted path such as `items.2.title`, nil for the body itself; it becomes the 400's `parameter`.
         public let field: String?
+        /// Where in the text, 1-based: the line, and the character within it (nil when not known).
+        public let line: Int?
+        /// The character within `line`, 1-based, counting Unicode scalars.
+        public let column: Int?
 
-        /// A violation `message` at `field`.
-        public init(message: String, field: String?) {
+        /// A violation `message` at `field`, found at `line` and `column` of the body.
+        public init(message: String, field: String?, line: Int? = nil, column: Int? = nil) {
             self.message = message
             self.field = field
+            self.line = line
+            self.column = column
+        }
+
+        /// What the 400's `detail` says: where, then what ("Line 1, column 12: …").
+        public var detail: String {
+            guard let line, let column else { return message }
+            return "Line \(line), column \(column): \(message)"
         }
     }
 
     /// Deepest nesting accepted.
     public static let maxDepth = 64
 
-    /// Throws the first violation found in `bytes`.
-    public static func validate(_ bytes: [UInt8]) throws(Violation) {
+    /// What a valid body's top level holds, for checks a decoder cannot make: the keys of the top-level object, in
+    /// order (empty when the body is not an object), and the text of those whose value is a number.
+    public struct Outline: Sendable, Equatable {
+        /// The top-level object's keys, in order.
+        public var keys: [String] = []
+        /// The top-level keys whose value is a number, with the number as written (`1.5`, `1e30`).
+        public var numbers: [String: String] = [:]
+    }
+
+    /// Throws the first violation found in `bytes`; returns the body's outline, so that a caller can refuse fields
+    /// it does not know and say which number a decoder could not take.
+    @discardableResult
+    public static func validate(_ bytes: [UInt8]) throws(Violation) -> Outline {
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         try reader.value(depth: 0)
         reader.skipWhitespace()
-        if reader.index < bytes.count { throw reader.fail("Unexpected text after the JSON value.") }
+        if reader.index < bytes.count { throw reader.fail("Unexpected text after the JSON value: \(reader.found).") }
+        return reader.outline
     }
 
     private struct Reader {
         let bytes: [UInt8]
         var index = 0
         var path: [String] = []
+        var outline = Outline()
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
         func fail(_ message: String) -> Violation {
-            Violation(message: message, field: path.isEmpty ? nil : path.joined(separator: "."))
+            var line = 1, column = 1
+            for byte in bytes[..<min(index, bytes.count)] {
+                if byte == 0x0A {
+                    line += 1
+                    column = 1
+                } else if byte & 0xC0 != 0x80 {
+                    column += 1
+                }
+            }
+            return Violation(message: message, field: path.isEmpty ? nil : path.joined(separator: "."),
+                             line: line, column: column)
+        }
+
+        /// What stands at the reading position, for a message: `'x'`, `the end of the body`, or a byte in hex.
+        var found: String {
+            guard let byte = current else { return "the end of the body" }
+            if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+            if byte == 0x20 { return "a space" }
+            return "the byte 0x" + String(byte, radix: 16, uppercase: true)
         }
 
         var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -61,8 +104,9 @@ public enum StrictJSON {
             case UInt8(ascii: "f"): try literal("false")
             case UInt8(ascii: "n"): try literal("null")
             case .some(let byte) where byte == UInt8(ascii: "-") || (byte >= 0x30 && byte <= 0x39): try number()
-            case nil: throw fail("The body ends before its JSON value does.")
-            default: throw fail("The body is not valid JSON.")
+            case nil: throw fail("The body ends where a JSON value should be.")
+            case UInt8(ascii: "'"): throw fail("Expected a JSON value; found ''' (JSON strings take double quotes).")
+            default: throw fail("Expected a JSON value (an object, array, string, number, true, false or null); found \(found).")
             }
         }
 
@@ -71,23 +115,33 @@ public enum StrictJSON {
             skipWhitespace()
             if current == UInt8(ascii: "}") { index += 1; return }
             var keys = Set<String>()
+            var afterComma = false
             while true {
                 skipWhitespace()
-                guard current == UInt8(ascii: "\"") else { throw fail("An object key must be a string (no trailing comma).") }
+                guard current == UInt8(ascii: "\"") else {
+                    if afterComma && current == UInt8(ascii: "}") { throw fail("A trailing comma before '}' is not allowed.") }
+                    if current == UInt8(ascii: "'") { throw fail("An object key must be a string in double quotes, not single ones.") }
+                    throw fail("An object key must be a string in double quotes; found \(found).")
+                }
                 let key = try string()
                 path.append(key)
                 guard keys.insert(key).inserted else { throw fail("The key '\(key)' appears more than once.") }
+                if depth == 0 { outline.keys.append(key) }
                 skipWhitespace()
-                guard current == UInt8(ascii: ":") else { throw fail("Expected ':' after an object key.") }
+                guard current == UInt8(ascii: ":") else { throw fail("Expected ':' after the key '\(key)'; found \(found).") }
                 index += 1
                 skipWhitespace()
+                let start = index
                 try value(depth: depth + 1)
+                if depth == 0, let first = bytes[start...].first, first == UInt8(ascii: "-") || (0x30 ... 0x39).contains(first) {
+                    outline.numbers[key] = String(decoding: bytes[start ..< index], as: UTF8.self)
+                }
                 path.removeLast()
                 skipWhitespace()
                 switch current {
-                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: ","): index += 1; afterComma = true
                 case UInt8(ascii: "}"): index += 1; return
-                default: throw fail("Expected ',' or '}' in an object.")
+                default: throw fail("Expected ',' or '}' after a value in an object; found \(found).")
                 }
             }
         }
@@ -107,9 +161,9 @@ public enum StrictJSON {
                 case UInt8(ascii: ","):
                     index += 1
                     skipWhitespace()
-                    if current == UInt8(ascii: "]") { throw fail("An array must not end with a comma.") }
+                    if current == UInt8(ascii: "]") { throw fail("A trailing comma before ']' is not allowed.") }
                 case UInt8(ascii: "]"): index += 1; return
-                default: throw fail("Expected ',' or ']' in an array.")
+                default: throw fail("Expected ',' or ']' after a value in an array; found \(found).")
                 }
                 position += 1
             }
@@ -118,7 +172,7 @@ public enum StrictJSON {
         mutating func literal(_ word: StaticString) throws(Violation) {
             let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
             guard index + expected.count <= bytes.count, bytes[index ..< index + expected.count].elementsEqual(expected) else {
-                throw fail("The body is not valid JSON.")
+                throw fail("Expected '\(word)'; found \(found).")
             }
             index += expected.count
         }

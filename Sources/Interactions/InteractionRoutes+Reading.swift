@@ -5,9 +5,9 @@ import Postgres
 
 /// Read positions and assignment: `POST …/read`, `POST …/claim`, `POST …/assign`, and the `assigned` list filter.
 extension InteractionRoutes {
-    struct ReadBody: Decodable {
+    struct ReadBody: RequestBody {
         let eventID: Int64
-        enum CodingKeys: String, CodingKey { case eventID = "event_id" }
+        enum CodingKeys: String, CodingKey, CaseIterable { case eventID = "event_id" }
     }
 
     /// `POST /v1/interactions/{id}/read` `{"event_id": N}`: the caller has read everything up to event N. 200 with
@@ -30,9 +30,9 @@ extension InteractionRoutes {
     }
 
     /// The body of `assign`: `agent_id` must be present, a user id or null (unassign).
-    struct AssignBody: Decodable {
+    struct AssignBody: RequestBody {
         let agentID: String?
-        enum CodingKeys: String, CodingKey { case agentID = "agent_id" }
+        enum CodingKeys: String, CodingKey, CaseIterable { case agentID = "agent_id" }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -41,7 +41,10 @@ public struct InteractionRoutes: Sendable {
         router.get(Self.eventStreamTemplate, guardian.require(.session, streams.stream))
     }
 
-    struct CreateBody: Decodable { let subject: String? }
+    struct CreateBody: RequestBody {
+        let subject: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case subject }
+    }
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
         let body = request.body.isEmpty ? CreateBody(subject: nil) : try request.decodeJSON(CreateBody.self)
@@ -77,7 +80,10 @@ public struct InteractionRoutes: Sendable {
         return try .json(interaction)
     }
 
-    struct MessageBody: Decodable { let text: String }
+    struct MessageBody: RequestBody {
+        let text: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case text }
+    }
 
     @Sendable func postMessage(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
@@ -108,7 +114,10 @@ public struct InteractionRoutes: Sendable {
         return try .json(PageBody(overfetched: messages, limit: limit, item: { $0 }, cursor: { String($0.seq) }))
     }
 
-    struct TypingBody: Decodable { let typing: Bool }
+    struct TypingBody: RequestBody {
+        let typing: Bool
+        enum CodingKeys: String, CodingKey, CaseIterable { case typing }
+    }
 
     @Sendable func typing(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
@@ -120,7 +129,11 @@ public struct InteractionRoutes: Sendable {
         return try .json(["typing": body.typing], status: 202)
     }
 
-    struct MediaBody: Decodable { let kind: String; let state: String }
+    struct MediaBody: RequestBody {
+        let kind: String
+        let state: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case kind, state }
+    }
     struct MediaChange: Encodable { let seq: Int64; let kind: MediaKind; let state: MediaState }
 
     @Sendable func media(_ request: Request, _ principal: Principal) async throws -> Response {
@@ -147,7 +160,10 @@ public struct InteractionRoutes: Sendable {
         }
     }
 
-    struct FailBody: Decodable { let reason: String }
+    struct FailBody: RequestBody {
+        let reason: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case reason }
+    }
 
     @Sendable func fail(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)

@@ -34,8 +34,17 @@ public struct WebhookRoutes: Sendable {
         }
     }
 
-    struct CreateBody: Decodable { let url: String; let events: [String] }
-    struct UpdateBody: Decodable { let url: String?; let events: [String]?; let disabled: Bool? }
+    struct CreateBody: RequestBody {
+        let url: String
+        let events: [String]
+        enum CodingKeys: String, CodingKey, CaseIterable { case url, events }
+    }
+    struct UpdateBody: RequestBody {
+        let url: String?
+        let events: [String]?
+        let disabled: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case url, events, disabled }
+    }
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
         let body = try request.decodeJSON(CreateBody.self)

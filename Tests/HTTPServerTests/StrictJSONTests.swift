@@ -47,7 +47,8 @@ import Testing
     }
 
     @Test func refusesUPlus0000AndLoneSurrogatesNamingTheField() {
-        #expect(Self.violation(#"{"title":"a\u0000b"}"#) == .init(message: "Strings must not contain U+0000.", field: "title"))
+        let nul = Self.violation(#"{"title":"a\u0000b"}"#)
+        #expect(nul?.message == "Strings must not contain U+0000." && nul?.field == "title")
         #expect(Self.violation("{\"title\":\"a\u{0}b\"}")?.field == "title")
         #expect(Self.violation(#"{"items":[{"text":"\ud800"}]}"#)?.field == "items.0.text")
         #expect(Self.violation(#"{"t":"\udc00x"}"#) != nil)
@@ -59,6 +60,30 @@ import Testing
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82]] {
             #expect(throws: StrictJSON.Violation.self) { try StrictJSON.validate(bytes) }
         }
+    }
+
+    @Test func saysWhereAndWhatASyntaxErrorIs() {
+        let unquoted = Self.violation("{\n  \"a\": 1,\n  b: 2\n}")
+        #expect(unquoted?.line == 3 && unquoted?.column == 3)
+        #expect(unquoted?.detail == "Line 3, column 3: An object key must be a string in double quotes; found 'b'.")
+        let trailing = Self.violation(#"{"a":1,}"#)
+        #expect(trailing?.detail == "Line 1, column 8: A trailing comma before '}' is not allowed.")
+        #expect(Self.violation(#"[1,2,]"#)?.detail == "Line 1, column 6: A trailing comma before ']' is not allowed.")
+        #expect(Self.violation(#"{'a':1}"#)?.message.contains("double quotes") == true)
+        #expect(Self.violation(#"{"a":NaN}"#)?.detail.hasPrefix("Line 1, column 6: Expected a JSON value") == true)
+        #expect(Self.violation(#"{"a":tru}"#)?.message == "Expected 'true'; found 't'.")
+        #expect(Self.violation(#"{"a" 1}"#)?.message == "Expected ':' after the key 'a'; found '1'.")
+        #expect(Self.violation(#"{"a":1 "b":2}"#)?.message == "Expected ',' or '}' after a value in an object; found '\"'.")
+        #expect(Self.violation(#"{"é":"ü",x}"#)?.column == 10, "columns count characters, not bytes")
+        #expect(Self.violation(#"{"a":1} x"#)?.message == "Unexpected text after the JSON value: 'x'.")
+        #expect(Self.violation("")?.message == "The body ends where a JSON value should be.")
+    }
+
+    @Test func outlinesTheTopLevelObject() throws {
+        let outline = try StrictJSON.validate(Array(#"{"b":1.5,"a":{"c":2},"d":-7,"e":"9"}"#.utf8))
+        #expect(outline.keys == ["b", "a", "d", "e"])
+        #expect(outline.numbers == ["b": "1.5", "d": "-7"])
+        #expect(try StrictJSON.validate(Array("[1]".utf8)).keys.isEmpty)
     }
 
     @Test func limitsNesting() {

@@ -192,6 +192,29 @@ struct AccountsEndToEndTests {
         await app.stop()
     }
 
+    @Test func everySessionOfOneUserSharesOneRateLimitBucket() async throws {
+        let app = try await TestApp.start(rateLimitPerMinute: 60)
+        let tenant = try await app.createTenant()
+        let other = try await app.createTenant()
+        let first = try await app.createSession(apiKey: tenant.apiKey, user: "ivan")
+        var spent = 0
+        while try await app.call("GET", "/v1/sessions/current", token: first).status == 200 && spent < 200 { spent += 1 }
+        #expect((59 ... 62).contains(spent), "the first session got \(spent) requests")
+        // A token refresh (or a script minting sessions) brings no fresh allowance: the fourth session is refused.
+        var later: [String] = []
+        for _ in 0 ..< 3 { later.append(try await app.createSession(apiKey: tenant.apiKey, user: "ivan")) }
+        let fourth = try await app.call("GET", "/v1/sessions/current", token: later[2])
+        #expect(fourth.status == 429)
+        #expect(fourth.header("RateLimit")?.hasPrefix(#""default";r=0;"#) == true)
+        // The same user id as an agent, or in another tenant, is someone else; so is the tenant's API key.
+        let agent = try await app.createSession(apiKey: tenant.apiKey, user: "ivan", role: "agent")
+        #expect(try await app.call("GET", "/v1/sessions/current", token: agent).status == 200)
+        let elsewhere = try await app.createSession(apiKey: other.apiKey, user: "ivan")
+        #expect(try await app.call("GET", "/v1/sessions/current", token: elsewhere).status == 200)
+        #expect(try await app.call("GET", "/v1/webhooks/endpoints", token: tenant.apiKey).status == 200)
+        await app.stop()
+    }
+
     @Test func aThousandConcurrentRequestsWithOneColdTokenCauseOneLookup() async throws {
         let app = try await TestApp.start()
         let tenant = try await app.createTenant()

@@ -3,8 +3,9 @@ import Foundation
 import HTTPServer
 import Testing
 
-struct Echo: Codable, Sendable {
+struct Echo: Codable, Sendable, RequestBody {
     var text: String
+    enum CodingKeys: String, CodingKey, CaseIterable { case text }
 }
 
 @Suite("HTTP server over real sockets")

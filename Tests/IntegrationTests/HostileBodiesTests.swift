@@ -54,6 +54,56 @@ struct HostileBodiesTests {
         await app.stop()
     }
 
+    @Test func unknownFieldsAreRefusedNamingThemNotSilentlyDropped() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let typo = try await app.call("POST", "/v1/interactions", token: who.alice, body: #"{"title":"x"}"#)
+        try Self.expectBadRequest(typo, field: "title", "a typo of subject")
+        #expect(try typo.json()["detail"] as? String == "Unknown field 'title': this body takes only subject.")
+        let cases: [(String, String, String?, String, String)] = [
+            ("POST", "/v1/interactions/\(id)/messages", who.alice, #"{"text":"hi","txet":"hi"}"#, "txet"),
+            ("POST", "/v1/interactions/\(id)/typing", who.alice, #"{"typing":true,"until":5}"#, "until"),
+            ("POST", "/v1/interactions/\(id)/read", who.alice, #"{"event_id":1,"eventId":1}"#, "eventId"),
+            ("POST", "/v1/interactions/\(id)/assign", who.agent, #"{"agent_id":null,"agent":"x"}"#, "agent"),
+            ("POST", "/v1/sessions", who.apiKey, #"{"user_id":"u","role":"customer","ttl":60}"#, "ttl"),
+            ("POST", "/v1/admin/tenants", TestApp.adminToken, #"{"name":"n","plan":"gold"}"#, "plan"),
+            ("POST", "/v1/feeds/news/items", who.agent, #"{"title":"t","summary":"s"}"#, "summary"),
+            ("POST", "/v1/webhooks/endpoints", who.apiKey, #"{"url":"https://example.com/h","events":[],"secret":"s"}"#, "secret"),
+        ]
+        for (method, path, token, body, field) in cases {
+            let response = try await app.call(method, path, token: token, body: body)
+            try Self.expectBadRequest(response, field: field, "\(method) \(path) \(field)")
+            #expect((try response.json()["detail"] as? String)?.contains("'\(field)'") == true, "\(response.text)")
+        }
+        let interactions = try await app.database.query("SELECT count(*) AS n FROM interactions")
+        #expect(try interactions[0].decode("n", as: Int64.self) == 1, "only the interaction the test opened")
+        let messages = try await app.database.query("SELECT count(*) AS n FROM interaction_events WHERE kind = 'message'")
+        #expect(try messages[0].decode("n", as: Int64.self) == 0)
+        await app.stop()
+    }
+
+    @Test func aNumberThatIsNotAnIntegerIsNamedWithItsRule() async throws {
+        let app = try await TestApp.start()
+        let tenant = try await app.createTenant()
+        let cases: [(String, String)] = [("1.5", "must be a whole number; 1.5 is not."),
+                                         ("1e30", "must be an integer between"), ("-1e300", "is out of range"),
+                                         ("99999999999999999999", "is out of range")]
+        for (number, says) in cases {
+            let response = try await app.call("POST", "/v1/sessions", token: tenant.apiKey,
+                                              body: #"{"user_id":"u","role":"customer","ttl_seconds":\#(number)}"#)
+            try Self.expectBadRequest(response, field: "ttl_seconds", number)
+            let detail = try response.json()["detail"] as? String ?? ""
+            #expect(detail.hasPrefix("The field 'ttl_seconds' ") && detail.contains(says), "\(number): \(detail)")
+        }
+        let syntax = try await app.call("POST", "/v1/sessions", token: tenant.apiKey,
+                                        body: "{\n  \"user_id\": \"u\",\n  role: \"customer\"\n}")
+        try Self.expectBadRequest(syntax, field: nil, "an unquoted key")
+        #expect(try syntax.json()["detail"] as? String
+                == "Line 3, column 3: An object key must be a string in double quotes; found 'r'.")
+        await app.stop()
+    }
+
     @Test func forgedCursorsAre400() async throws {
         let app = try await TestApp.start()
         let who = try await InteractionsEndToEndTests.people(app)

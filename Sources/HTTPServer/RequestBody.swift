@@ -1,0 +1,25 @@
+/// A JSON request body whose fields are all known: `Request.decodeJSON` refuses a body carrying any other field
+/// with a 400 naming it, so that a client's typo (`"titel"`) is an error rather than silently lost data.
+///
+/// Declare the body's `CodingKeys` as a `CaseIterable` enum listing every field it accepts, required or optional;
+/// a field missing from the enum is refused even when the type would ignore it.
+public protocol RequestBody: Decodable {
+    /// Every field the body accepts.
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+extension RequestBody {
+    /// The names of the fields the body accepts, in declaration order.
+    static var fieldNames: [String] { CodingKeys.allCases.map(\.stringValue) }
+
+    /// The problem for `keys` (a body's top-level keys) when some are not fields of this body, else nil.
+    static func unknownFieldsProblem(in keys: [String]) -> Problem? {
+        let known = fieldNames
+        let unknown = keys.filter { !known.contains($0) }
+        guard let first = unknown.first else { return nil }
+        let named = unknown.map { "'\($0)'" }.joined(separator: ", ")
+        let accepted = known.isEmpty ? "no fields" : "only " + known.joined(separator: ", ")
+        let noun = unknown.count == 1 ? "field" : "fields"
+        return Problem.badRequest("Unknown \(noun) \(named): this body takes \(accepted).", parameter: first)
+    }
+}
