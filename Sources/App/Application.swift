@@ -166,6 +166,10 @@ public final class Application: Sendable {
         } else {
             logger.info("admin API on", ["path": "/v1/admin/*"])
         }
+        if configuration.webhooks.allowPrivateTargets {
+            logger.info("webhooks may reach private and loopback addresses (local development)",
+                        ["setting": "WEBHOOK_ALLOW_PRIVATE_TARGETS=1", "production": "unset it, so that endpoints reach only public addresses"])
+        }
         logger.info("listening", ["port": port])
         return port
     }

@@ -48,7 +48,7 @@ public struct Configuration: Sendable {
     /// Most live event streams one user (tenant, role, user id) may hold in one process (`STREAMS_PER_PRINCIPAL`).
     public var streamsPerPrincipal: Int
     /// Webhook delivery: `WEBHOOK_RETRY_SCHEDULE` (comma-separated seconds between attempts), `WEBHOOK_TIMEOUT_SECONDS`
-    /// (per attempt), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (1 lets private and loopback targets through; tests only),
+    /// (per attempt), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (1 lets private and loopback targets through: the local-development setting),
     /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
     /// secret keeps signing), `WEBHOOK_CLAIM_INTERVAL_MS` (the shortest time between two claims of one worker).
     public var webhooks: WebhookSettings

@@ -117,6 +117,16 @@ public enum WebhookTargetError: Error, Sendable, Equatable, CustomStringConverti
     case forbiddenAddress(host: String, address: String)
     /// The host name did not resolve.
     case unresolvable(String, String)
+    /// The host is a name for this machine (`localhost`).
+    case localName(String)
+
+    /// Whether the target was refused by policy (an address or name deliveries may not reach), not by the network.
+    public var refusesTheTarget: Bool {
+        switch self {
+        case .forbiddenAddress, .localName: return true
+        case .invalidURL, .unresolvable: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -125,6 +135,7 @@ public enum WebhookTargetError: Error, Sendable, Equatable, CustomStringConverti
             return host == address ? "\(address) is a private, loopback, link-local or reserved address"
                 : "\(host) resolves to \(address), a private, loopback, link-local or reserved address"
         case .unresolvable(let host, let why): return "\(host) does not resolve (\(why))"
+        case .localName(let host): return "\(host) names this machine (a loopback address)"
         }
     }
 }

@@ -162,7 +162,7 @@ public final class WebhookDelivery: Service {
                 "webhook-signature: \(signature)",
             ], body: message.body, timeout: settings.timeout, allowPrivate: settings.allowPrivateTargets, on: threads)
         } catch {
-            let outcome: AttemptResult.Outcome = if case .forbiddenAddress = error { .refused } else { .networkError }
+            let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
             result = AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil, latency: .zero)
         }
         outcomes.withLock { $0[result.outcome.rawValue, default: 0] += 1 }

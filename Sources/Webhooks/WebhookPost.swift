@@ -59,7 +59,7 @@ enum WebhookPost {
         do {
             addresses = try target.allowedAddresses(allowPrivate: allowPrivate)
         } catch {
-            let outcome: AttemptResult.Outcome = if case .forbiddenAddress = error { .refused } else { .networkError }
+            let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
             return AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil,
                                  latency: clock.now - start)
         }

@@ -131,10 +131,13 @@ public struct WebhookRoutes: Sendable {
     }
 
     private func checkedURL(_ url: String) throws -> String {
-        do {
+        do throws(WebhookTargetError) {
             return try WebhookTarget(url, allowPrivate: settings.allowPrivateTargets).url
+        } catch .invalidURL(let why) {
+            throw Problem.badRequest(why, parameter: "url")
         } catch {
-            throw Problem.badRequest(error.description, parameter: "url")
+            throw Problem.badRequest("\(error.description): webhooks reach only public addresses. For local development, "
+                                     + "start the server with WEBHOOK_ALLOW_PRIVATE_TARGETS=1.", parameter: "url")
         }
     }
 

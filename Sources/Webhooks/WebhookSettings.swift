@@ -8,7 +8,7 @@ public struct WebhookSettings: Sendable {
     /// How long one attempt may take, connection included (`WEBHOOK_TIMEOUT_SECONDS`).
     public var timeout: Duration
     /// Lets deliveries and registrations reach private, loopback and link-local addresses
-    /// (`WEBHOOK_ALLOW_PRIVATE_TARGETS=1`; tests and on-premises setups only).
+    /// (`WEBHOOK_ALLOW_PRIVATE_TARGETS=1`: local development, tests and on-premises setups).
     public var allowPrivateTargets: Bool
     /// Most attempts in flight in this process (`WEBHOOK_CONCURRENCY`).
     public var concurrency: Int

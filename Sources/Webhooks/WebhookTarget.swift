@@ -31,10 +31,19 @@ public struct WebhookTarget: Sendable, Equatable {
         if let literal = TargetAddress(literal: host), !allowPrivate, !literal.isPublic {
             throw .forbiddenAddress(host: host, address: literal.text)
         }
+        if !allowPrivate, WebhookTarget.namesThisMachine(host) { throw .localName(host.lowercased()) }
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = components.port ?? (scheme == "https" ? 443 : 80)
         self.url = url
+    }
+
+    /// Whether `host` is a name that always means this machine (RFC 6761: `localhost` and names under it), so it is
+    /// refused when registered rather than only when delivered to.
+    static func namesThisMachine(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name == "localhost" || name.hasSuffix(".localhost") || name == "localhost.localdomain"
     }
 
     /// The host's addresses now, all of which must be allowed: one forbidden address refuses the delivery (a name

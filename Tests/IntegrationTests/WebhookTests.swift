@@ -340,9 +340,23 @@ struct WebhookTests {
             #expect(refused.status == 400, "\(url) was accepted")
             #expect(try refused.json()["parameter"] as? String == "url")
         }
-        // A name is taken, but refused at delivery when it resolves to loopback: nothing reaches the receiver.
+        // Names that always mean this machine are refused at once, with the local-development setting named.
+        for url in ["http://localhost:\(receiver.port)/x", "http://LocalHost./x", "http://api.localhost/x"] {
+            let refused = try await request(port: app.port, "POST", "/v1/webhooks/endpoints", headers: auth,
+                                            body: #"{"url":"\#(url)","events":["message.created"]}"#)
+            #expect(refused.status == 400, "\(url) was accepted")
+            let detail = try refused.json()["detail"] as? String ?? ""
+            #expect(detail.contains("names this machine") && detail.contains("WEBHOOK_ALLOW_PRIVATE_TARGETS=1"), "\(detail)")
+        }
+        // Any other name is taken, but refused at delivery when it resolves to a private address (it may resolve
+        // elsewhere by then: DNS rebinding): nothing reaches the receiver. The machine's own name resolves to one.
+        var name = [CChar](repeating: 0, count: 256)
+        #expect(gethostname(&name, name.count) == 0)
+        let hostName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let resolved = try TargetAddress.resolve(hostName)
+        try #require(!resolved.isEmpty && resolved.allSatisfy { !$0.isPublic }, "\(hostName) resolves to \(resolved)")
         let created = try await request(port: app.port, "POST", "/v1/webhooks/endpoints", headers: auth,
-                                        body: #"{"url":"http://localhost:\#(receiver.port)/named","events":["interaction.started"]}"#)
+                                        body: #"{"url":"http://\#(hostName):\#(receiver.port)/named","events":["interaction.started"]}"#)
         #expect(created.status == 201)
         let id = try created.json()["id"] as? String ?? ""
         let customer = try await app.createSession(apiKey: tenant.apiKey, user: "c-1")
@@ -352,7 +366,7 @@ struct WebhookTests {
         #expect(await eventually { ((try? await attempts()) ?? []).count >= 1 })
         let attempt = try #require(try await attempts().last)
         #expect(attempt["outcome"] as? String == "refused")
-        #expect((attempt["error"] as? String)?.contains("resolves to 127.0.0.1") == true || (attempt["error"] as? String)?.contains("::1") == true)
+        #expect((attempt["error"] as? String)?.contains("\(hostName) resolves to \(resolved[0].text)") == true, "\(attempt)")
         #expect(try await receiver.deliveries().isEmpty)
         await app.stop()
     }
