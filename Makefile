@@ -10,9 +10,10 @@ PG_PORT ?= 5432
 
 .PHONY: run stop test test-tsan soak build deps bench bench-sse clean-data
 
-## Installs missing system packages, starts a private PostgreSQL under .data/ when DATABASE_URL is unset (with an
-## admin token kept in .data/admin-token), builds the release binary, serves on :8080 (PORT to change) and prints
-## what to paste next. Ctrl-C stops the service; `make stop` stops the private PostgreSQL.
+## Installs missing system packages, starts a private PostgreSQL under .data/ when DATABASE_URL is unset or names
+## it (with an admin token kept in .data/admin-token), builds the release binary, serves on :8080 and :8081 (PORT and
+## STREAM_PORT to change; it refuses ports already in use) and prints what to paste next. Ctrl-C stops the service;
+## `make stop` stops the private PostgreSQL.
 run:
 	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" PG_DIR="$(PG_DIR)" PG_PORT=$(PG_PORT) scripts/run.sh
 
