@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Runs the README's walk-through exactly as a newcomer would: `scripts/run.sh` (what `make run` calls) with no
-DATABASE_URL, from a folder the postgres user cannot enter; the `export` lines it prints pasted into a fresh bash;
-then every ```sh block between the README's walk-through markers, in order, in that same shell. Each block's
-output must match the ```text block that follows it in the README (`…` stands for any text within a line); a
-block with no ```text block after it must print nothing.
+DATABASE_URL, with its cluster in a folder the postgres user cannot enter; the `export` lines it prints pasted into
+a fresh bash whose working directory is the checkout ("from /path/to/switchboard"); then every ```sh block between
+the README's walk-through markers, in order, in that same shell. Each block's output must match the ```text block
+that follows it in the README (`…` stands for any text within a line); a block with no ```text block after it must
+print nothing. The walk-through must leave the checkout as it found it: `git status` shows nothing new afterwards
+(ignored files it wrote are removed).
 
     readme_walkthrough.py BINARY      (a built `switchboard`; stdlib only)
 """
@@ -99,6 +101,32 @@ class Shell:
         self.process.wait(timeout=30)
 
 
+def git_status(*options):
+    """`git status --porcelain` lines of the checkout, or None outside a git work tree."""
+    result = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", *options], capture_output=True, text=True)
+    return set(result.stdout.splitlines()) if result.returncode == 0 else None
+
+
+# Ignored folders that builds and tools create beside a walk-through run, never removed by it.
+KEPT = (".build/", ".venv/", ".data/", ".swiftpm/")
+
+
+def remove_new_ignored(before):
+    """Removes what the walk-through created among the files git ignores; returns their paths."""
+    after = git_status("--ignored")
+    if before is None or after is None:
+        return []
+    created = sorted(line[3:] for line in after - before if line.startswith("!! "))
+    created = [path for path in created if not any(part in path for part in KEPT)]
+    for path in created:
+        target = ROOT / path
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            target.unlink(missing_ok=True)
+    return created
+
+
 def start_service(binary, scratch):
     """scripts/run.sh with no DATABASE_URL; returns the process and the lines it asked to paste."""
     port, stream_port = free_port(), free_port()
@@ -127,6 +155,7 @@ def main():
     blocks = walkthrough_blocks((ROOT / "README.md").read_text())
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="switchboard-newcomer-"))  # mode 0700, as mktemp -d makes
     service = None
+    ignored_before = None
     try:
         service, pasted = start_service(binary, scratch)
         exports = [line for line in pasted if line.startswith("export ")]
@@ -135,10 +164,12 @@ def main():
                 raise SystemExit(f"readme: scripts/run.sh did not print `export {name}=…`:\n" + "\n".join(pasted))
         if not any(line.startswith('switchboard tenants create') for line in pasted):
             raise SystemExit("readme: scripts/run.sh did not print the command that creates a tenant")
-        work = scratch / "work"
-        work.mkdir()
-        env = {"HOME": str(work), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-        shell = Shell(work, env)
+        home = scratch / "home"
+        home.mkdir()
+        env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+               "TMPDIR": str(scratch)}
+        status_before, ignored_before = git_status("--untracked-files=all"), git_status("--ignored")
+        shell = Shell(ROOT, env)
         shell.run("set -o pipefail\n" + "\n".join(exports))
         for number, (commands, expected) in enumerate(blocks, 1):
             output = shell.run(commands)
@@ -148,7 +179,19 @@ def main():
                                  f"--- printed\n{output}")
         shell.close()
         print(f"readme walk-through: {len(blocks)} blocks printed what the README shows")
+        status_after = git_status("--untracked-files=all")
+        if status_before is not None and status_after is not None and status_after - status_before:
+            raise SystemExit("readme: the walk-through changed the checkout (git status, new lines):\n"
+                             + "\n".join(sorted(status_after - status_before)))
+        removed = remove_new_ignored(ignored_before)
+        ignored_before = None
+        if removed:
+            print("readme walk-through: removed the ignored files it wrote: " + ", ".join(removed))
+        if status_before is not None:
+            print("readme walk-through: run from the checkout, it left git status as it was")
     finally:
+        if ignored_before is not None:
+            remove_new_ignored(ignored_before)
         if service is not None:
             os.killpg(service.pid, signal.SIGTERM)
             try:
