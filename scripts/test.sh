@@ -12,16 +12,23 @@ if [ -n "${SANITIZE:-}" ]; then flags+=(--sanitize="$SANITIZE"); fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# Runs a build; it fails on an error and on any compiler warning.
+build_without_warnings() {
+    if ! "$@" 2>&1 | tee "$log" >&2; then
+        echo "build failed" >&2
+        exit 1
+    fi
+    if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
+        echo "build printed warnings; the project builds with none:" >&2
+        grep -E "warning:" "$log" | sort -u >&2
+        exit 1
+    fi
+}
 echo "== build" >&2
-if ! "$SWIFT" build --build-tests ${flags[@]+"${flags[@]}"} 2>&1 | tee "$log" >&2; then
-    echo "build failed" >&2
-    exit 1
-fi
-if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
-    echo "build printed warnings; the project builds with none:" >&2
-    grep -E "warning:" "$log" | sort -u >&2
-    exit 1
-fi
+build_without_warnings "$SWIFT" build --build-tests ${flags[@]+"${flags[@]}"}
+echo "== the client's command-line example" >&2
+# The README's SwiftPM package that uses the SwitchboardClient product the way an app does.
+build_without_warnings "$SWIFT" build --package-path examples/client-cli
 
 echo "== doc comments" >&2
 # Every public declaration carries a `///` comment; the checker uses only the standard library.
