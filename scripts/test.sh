@@ -67,7 +67,8 @@ quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anEx
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
 quiet+="|connectTimesOutAgainstASilentServer"
 # Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
-# after `make run` (scripts/run.sh with its own private cluster), hostile values sent to every documented
+# after `make run` (scripts/run.sh with its own private cluster), `make run` itself (ports in use, a restart with the
+# pasted DATABASE_URL, a database that is down, a start that prints no warning), hostile values sent to every documented
 # operation (no 5xx, every error problem+json), and event streams through the compose deployment's nginx.
 bin=$("$SWIFT" build --show-bin-path ${flags[@]+"${flags[@]}"})/switchboard
 # The throw-away cluster runs without fsync: the suite opens a few hundred databases at once (one per test), and
@@ -80,6 +81,7 @@ PG_FSYNC=off PYTHON=$python BIN=$bin scripts/with-temp-postgres.sh bash -c '
     psql "$DATABASE_URL" -q -c "CREATE DATABASE walkthrough" &&
     DATABASE_URL="$DATABASE_URL dbname=walkthrough" "$PYTHON" -I Tests/contract/walkthrough.py "$BIN" &&
     "$PYTHON" -I Tests/contract/readme_walkthrough.py "$BIN" &&
+    "$PYTHON" -I Tests/contract/run_script.py "$BIN" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE hostile" &&
     DATABASE_URL="$DATABASE_URL dbname=hostile" "$PYTHON" -I Tests/contract/hostile_input.py "$BIN" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE nginx" &&
