@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Static checks of docker/compose.yaml and docker/Dockerfile (no Docker engine needed): the services, ports,
-healthchecks and start-up order a deployment relies on."""
-import pathlib, re, sys
+"""Checks of docker/compose.yaml and docker/Dockerfile (no container engine needed): the services, ports,
+healthchecks and start-up order a deployment relies on, checked statically; the file as podman-compose renders it
+(`podman-compose --dry-run config`, from the project's pinned tools); and README.md's "Deployment" section against
+both (the packages it names, the port nginx is published on, `podman-compose` rather than `podman compose`)."""
+import os, pathlib, re, subprocess, sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 try:
@@ -76,6 +78,81 @@ for status in ["400", "413", "502", "503", "504"]:
         need(block is not None and "application/problem+json" in block.group(1) and f"return {status}" in block.group(1),
              f"nginx's {status} must be problem+json")
 
+# Interpolation that docker compose and podman-compose read alike: podman-compose 1.0.3 (Debian bookworm's) leaves an
+# empty default, `${VAR:-}` or `${VAR-}`, in place as literal text (a METRICS_TOKEN of "${METRICS_TOKEN:-}" would
+# turn /metrics on with a token anyone can read in this file). A variable to pass through when set has no value.
+compose_text = "\n".join(re.sub(r"(^|\s)#.*", "", line) for line in (root / "docker/compose.yaml").read_text().splitlines())
+for match in re.finditer(r"(?<!\$)\$\{[A-Za-z_][A-Za-z0-9_]*:?-\}", compose_text):
+    problems.append(f"compose.yaml: {match.group(0)} reaches the container as that literal text under podman-compose "
+                    "1.0.3; leave the value empty to pass the variable through from the environment")
+for name in ["switchboard-1", "switchboard-2"]:
+    env = services.get(name, {}).get("environment", {})
+    need("METRICS_TOKEN" in env and env["METRICS_TOKEN"] is None,
+         f"{name}: METRICS_TOKEN must be passed through from the environment (`METRICS_TOKEN:` with no value)")
+
+# nginx is published on a port of its own, not `make run`'s (PORT 8080, STREAM_PORT 8081).
+published = [str(p).split(":")[-2] for p in nginx.get("ports", []) if str(p).count(":") >= 1]
+need(len(published) == 1 and published[0] not in ("8080", "8081"),
+     f"nginx must publish one host port other than make run's 8080 and 8081 (it publishes {published})")
+
+# README.md's "Deployment" section says what these files do.
+readme = (root / "README.md").read_text()
+deployment = readme.split("\n## Deployment", 1)[1].split("\n## ", 1)[0] if "\n## Deployment" in readme else ""
+need(deployment != "", "README.md has no Deployment section")
+need(re.search(r"podman compose (up|down|exec|build|run|logs|ps|config|pull|stop|start)\b", readme) is None,
+     "README.md: Debian bookworm's podman has no `podman compose`; say `podman-compose`")
+if published:
+    need(f"localhost:{published[0]}" in deployment, f"README.md's Deployment section must use localhost:{published[0]}")
+    for other in sorted({"8080", "8081"} - {published[0]}):
+        need(f"localhost:{other}" not in deployment,
+             f"README.md's Deployment section sends requests to localhost:{other}, but nginx is on {published[0]}")
+stages = re.split(r"^FROM\s", dockerfile, flags=re.M)[1:]
+for stage_name, stage in zip(["build", "runtime"], [stages[0], stages[-1]] if len(stages) >= 2 else []):
+    install = re.search(r"apt-get install -y --no-install-recommends ([^&\\]+)", stage)
+    need(install is not None, f"Dockerfile: the {stage_name} stage's apt-get install was not found")
+    for package in install.group(1).split() if install else []:
+        need(f"`{package}`" in deployment, f"README.md's Deployment section does not name the {stage_name} stage's "
+             f"package `{package}`")
+
+
+def render(environment):
+    """`podman-compose --dry-run config` of compose.yaml: (exit status, output); None without podman-compose."""
+    try:
+        import podman_compose  # noqa: F401 (only whether it is installed)
+    except ImportError:
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in ("SWITCHBOARD_ADMIN_TOKEN", "METRICS_TOKEN")}
+    env.update(environment)
+    result = subprocess.run([sys.executable, "-I", "-m", "podman_compose", "--dry-run", "-f", "compose.yaml", "config"],
+                            cwd=root / "docker", env=env, capture_output=True, text=True, timeout=60)
+    return result.returncode, result.stdout + result.stderr
+
+
+token = "check-compose-admin-token-0123456789"
+rendered = render({"SWITCHBOARD_ADMIN_TOKEN": token})
+if rendered is None:
+    print("check-compose: podman-compose is not installed here (it is in the project's .venv): compose.yaml was "
+          "checked statically only", file=sys.stderr)
+else:
+    status, output = rendered
+    if status != 0:
+        problems.append(f"podman-compose --dry-run config failed ({status}):\n{output}")
+    else:
+        config = yaml.safe_load(output)
+        for name in ["switchboard-1", "switchboard-2"]:
+            env = config.get("services", {}).get(name, {}).get("environment", {})
+            need(env.get("SWITCHBOARD_ADMIN_TOKEN") == token, f"podman-compose: {name} does not get SWITCHBOARD_ADMIN_TOKEN")
+            need("METRICS_TOKEN" in env and env["METRICS_TOKEN"] is None,
+                 f"podman-compose: {name}'s METRICS_TOKEN is {env.get('METRICS_TOKEN')!r}, not passed through")
+            for key, value in env.items():
+                need(value is None or "$" not in str(value), f"podman-compose: {name}'s {key} is left as {value!r}")
+        ports = [str(p) for p in config.get("services", {}).get("nginx", {}).get("ports", [])]
+        need(published and ports == [f"{published[0]}:80"], f"podman-compose: nginx publishes {ports}")
+    status, output = render({})
+    need(status != 0 and "SWITCHBOARD_ADMIN_TOKEN" in output,
+         "podman-compose: compose.yaml must refuse to render without SWITCHBOARD_ADMIN_TOKEN")
+
 if problems:
     sys.exit("check-compose:\n  " + "\n  ".join(problems))
-print("check-compose: docker/compose.yaml and docker/Dockerfile look right")
+print("check-compose: docker/compose.yaml and docker/Dockerfile look right" +
+      ("" if rendered is None else ", and podman-compose renders compose.yaml as meant"))
