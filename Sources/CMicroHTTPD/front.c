@@ -36,6 +36,8 @@ struct sb_front {
     int64_t head_deadline_ms;
     sb_front_handoff_callback handoff;
     void *cls;
+    sb_addresses *addresses; /* not owned; may be NULL */
+    _Atomic uint64_t refused_by_address;
     pthread_t thread;
     int thread_started;
     /* Connections still waiting for their request head, oldest first (they share one deadline, so the list is also
@@ -53,6 +55,20 @@ static int64_t sb_front_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Hands a connection over; when no daemon took it (the callee closed it), its address counts it no longer. */
+static void sb_front_hand(sb_front *front, int fd, const struct sockaddr *address, socklen_t address_length,
+                          const char *target, size_t target_length) {
+    if (!front->handoff(front->cls, fd, address, address_length, target, target_length)) {
+        sb_addresses_leave(front->addresses, address, address_length);
+    }
+}
+
+/* Closes a connection no daemon has seen. */
+static void sb_front_close(sb_front *front, int fd, const struct sockaddr *address, socklen_t address_length) {
+    close(fd);
+    sb_addresses_leave(front->addresses, address, address_length);
 }
 
 static void sb_front_unlink(sb_front *front, struct sb_pending *entry) {
@@ -109,18 +125,18 @@ static enum sb_peek_outcome sb_front_peek(sb_front *front, int fd, const struct 
     if (got <= 0 || (!complete && length < sizeof buffer)) {
         /* Read what was peeked at, so that the close is an orderly end rather than a reset. */
         if (got > 0) (void)recv(fd, buffer, length, 0);
-        close(fd);
+        sb_front_close(front, fd, address, address_length);
         return SB_PEEK_DONE;
     }
     if (!complete) {
-        front->handoff(front->cls, fd, address, address_length, NULL, 0);
+        sb_front_hand(front, fd, address, address_length, NULL, 0);
         return SB_PEEK_DONE;
     }
     size_t line_length = (size_t)(newline - line);
     if (line_length > 0 && line[line_length - 1] == '\r') line_length--;
     size_t target_length = 0;
     const char *target = sb_front_target(line, line_length, &target_length);
-    front->handoff(front->cls, fd, address, address_length, target, target_length);
+    sb_front_hand(front, fd, address, address_length, target, target_length);
     return SB_PEEK_DONE;
 }
 
@@ -140,15 +156,21 @@ static void sb_front_accept(sb_front *front) {
             return; /* EAGAIN: all taken */
         }
         const struct sockaddr *peer = (const struct sockaddr *)&address;
+        /* Counted against its address from now on, while it waits for its head here as much as once a daemon has it. */
+        if (!sb_addresses_enter(front->addresses, peer, address_length)) {
+            close(fd);
+            atomic_fetch_add_explicit(&front->refused_by_address, 1, memory_order_relaxed);
+            continue;
+        }
         if (front->pending_count >= front->pending_limit) {
             /* Too many connections are silent already: this one goes to the default daemon unread. */
-            front->handoff(front->cls, fd, peer, address_length, NULL, 0);
+            sb_front_hand(front, fd, peer, address_length, NULL, 0);
             continue;
         }
         if (sb_front_peek(front, fd, peer, address_length, 0, 0) == SB_PEEK_DONE) continue;
         struct sb_pending *entry = calloc(1, sizeof *entry);
         if (entry == NULL) {
-            front->handoff(front->cls, fd, peer, address_length, NULL, 0);
+            sb_front_hand(front, fd, peer, address_length, NULL, 0);
             continue;
         }
         entry->fd = fd;
@@ -161,7 +183,7 @@ static void sb_front_accept(sb_front *front) {
         struct epoll_event event = { .events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = entry };
         if (epoll_ctl(front->epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
             free(entry);
-            front->handoff(front->cls, fd, peer, address_length, NULL, 0);
+            sb_front_hand(front, fd, peer, address_length, NULL, 0);
             continue;
         }
         entry->prev = front->tail;
@@ -188,7 +210,7 @@ static int sb_front_expire(sb_front *front) {
         struct sb_pending *entry = front->head;
         sb_front_unlink(front, entry);
         epoll_ctl(front->epoll_fd, EPOLL_CTL_DEL, entry->fd, NULL);
-        close(entry->fd);
+        sb_front_close(front, entry->fd, (const struct sockaddr *)&entry->address, entry->address_length);
         free(entry);
         atomic_fetch_add_explicit(&front->heads_late, 1, memory_order_relaxed);
     }
@@ -272,7 +294,8 @@ static int sb_front_bind(sb_front *front, const char *host, uint16_t port, int b
 }
 
 sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned int pending_limit,
-                         int64_t head_deadline_ms, sb_front_handoff_callback handoff, void *cls, int *error) {
+                         int64_t head_deadline_ms, sb_addresses *addresses, sb_front_handoff_callback handoff,
+                         void *cls, int *error) {
     *error = 0;
     sb_front *front = calloc(1, sizeof *front);
     if (front == NULL) {
@@ -283,6 +306,7 @@ sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned 
     front->head_deadline_ms = head_deadline_ms;
     front->handoff = handoff;
     front->cls = cls;
+    front->addresses = addresses;
     front->epoll_fd = -1;
     front->wake_fd = -1;
     front->listen_fd = sb_front_bind(front, host, port, backlog, error);
@@ -321,6 +345,10 @@ uint64_t sb_front_heads_late(const sb_front *front) {
     return atomic_load_explicit(&front->heads_late, memory_order_relaxed);
 }
 
+uint64_t sb_front_refused_by_address(const sb_front *front) {
+    return atomic_load_explicit(&front->refused_by_address, memory_order_relaxed);
+}
+
 void sb_front_stop(sb_front *front, uint64_t *heads_late) {
     if (front == NULL) return;
     if (front->thread_started) {
@@ -335,7 +363,7 @@ void sb_front_stop(sb_front *front, uint64_t *heads_late) {
     struct sb_pending *entry = front->head;
     while (entry != NULL) {
         struct sb_pending *next = entry->next;
-        close(entry->fd);
+        sb_front_close(front, entry->fd, (const struct sockaddr *)&entry->address, entry->address_length);
         free(entry);
         entry = next;
     }

@@ -28,7 +28,16 @@ struct sb_connection_watch {
     unsigned int count;
     sb_log_line_callback log;
     void *log_cls;
+    /* Connections admitted by sb_admit and not yet reported closed: at most `limit`. */
+    _Atomic unsigned int admitted;
+    unsigned int limit;
+    sb_addresses *addresses; /* not owned; may be NULL */
 };
+
+/* Set on the thread that is inside MHD_add_connection for sb_mhd_add_connection: the connection was counted against
+   its address when the front accepted it, so the admission policy, which libmicrohttpd calls from within, must not
+   count it again. */
+static _Thread_local int sb_handing_off;
 
 static int64_t sb_now_ms(void) {
     struct timespec ts;
@@ -36,13 +45,44 @@ static int64_t sb_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-sb_connection_watch *sb_connection_watch_create(sb_log_line_callback log, void *log_cls) {
+sb_connection_watch *sb_connection_watch_create(sb_log_line_callback log, void *log_cls, unsigned int limit,
+                                                sb_addresses *addresses) {
     sb_connection_watch *watch = calloc(1, sizeof *watch);
     if (watch == NULL) return NULL;
     pthread_mutex_init(&watch->lock, NULL);
     watch->log = log;
     watch->log_cls = log_cls;
+    watch->limit = limit;
+    watch->addresses = addresses;
+    atomic_init(&watch->admitted, 0);
     return watch;
+}
+
+/* libmicrohttpd's accept policy, called for every connection before it is set up, on the accepting thread (a
+   daemon's own, or the front's inside MHD_add_connection): admits it within the daemon's connection limit and its
+   address's limit, counting it until its "closed" notification. libmicrohttpd's own limit is never what stops a
+   connection (see sb_mhd_start). */
+static enum MHD_Result sb_admit(void *cls, const struct sockaddr *address, socklen_t length) {
+    sb_connection_watch *watch = cls;
+    int counted_already = sb_handing_off;
+    if (!counted_already && !sb_addresses_enter(watch->addresses, address, length)) return MHD_NO;
+    if (atomic_fetch_add_explicit(&watch->admitted, 1, memory_order_relaxed) >= watch->limit) {
+        atomic_fetch_sub_explicit(&watch->admitted, 1, memory_order_relaxed);
+        if (!counted_already) sb_addresses_leave(watch->addresses, address, length);
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+int sb_mhd_add_connection(struct MHD_Daemon *daemon, int fd, const struct sockaddr *address, socklen_t length) {
+    sb_handing_off = 1;
+    enum MHD_Result added = MHD_add_connection(daemon, fd, address, length);
+    sb_handing_off = 0;
+    return added == MHD_YES ? 1 : 0;
+}
+
+unsigned int sb_connection_watch_admitted(sb_connection_watch *watch) {
+    return atomic_load_explicit(&watch->admitted, memory_order_relaxed);
 }
 
 void sb_connection_watch_free(sb_connection_watch *watch) {
@@ -75,6 +115,14 @@ static void sb_notify_connection(void *cls, struct MHD_Connection *connection, v
         pthread_mutex_unlock(&watch->lock);
         *socket_context = entry;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        /* Every connection that was started passed sb_admit (and its address was counted, there or by the front). */
+        const union MHD_ConnectionInfo *peer = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (peer != NULL && peer->client_addr != NULL) {
+            socklen_t length = peer->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                                         : sizeof(struct sockaddr_in);
+            sb_addresses_leave(watch->addresses, peer->client_addr, length);
+        }
+        atomic_fetch_sub_explicit(&watch->admitted, 1, memory_order_relaxed);
         struct sb_watched *entry = *socket_context;
         if (entry == NULL) return;
         pthread_mutex_lock(&watch->lock);
@@ -190,24 +238,29 @@ struct MHD_Daemon *sb_mhd_start(const sb_mhd_settings *s,
             return NULL;
         }
     }
+    /* libmicrohttpd 0.9.75 leaves a worker's mutex locked, and the worker hung for good, when a connection given by
+       MHD_add_connection finds that worker at its share of the connection limit (daemon.c, new_connection_process_;
+       fixed in 1.0). So its limit is set beyond reach: each worker's share exceeds the whole limit, which sb_admit
+       enforces instead, for all workers together. */
+    unsigned int workers = s->thread_pool_size > 1 ? s->thread_pool_size : 1;
+    unsigned int unreachable = (s->connection_limit + 2) * workers;
     struct MHD_OptionItem options[] = {
         /* A pool only for more than one thread: libmicrohttpd warns about a pool size of 0 or 1. */
         { s->thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
-          s->thread_pool_size > 1 ? s->thread_pool_size : s->connection_limit, NULL },
-        { MHD_OPTION_CONNECTION_LIMIT, s->connection_limit, NULL },
+          s->thread_pool_size > 1 ? s->thread_pool_size : unreachable, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, unreachable, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, s->connection_timeout, NULL },
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->connection_memory_limit, NULL },
         { MHD_OPTION_LISTEN_BACKLOG_SIZE, s->listen_backlog, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls },
         { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)sb_notify_connection, s->watch },
-        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_ip_connection_limit, NULL },
         { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)sb_unescape, NULL },
         { addr != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)addr },
         { MHD_OPTION_END, 0, NULL },
     };
     /* The logger comes first, ahead of the array: libmicrohttpd counts options as it parses them and warns (through
        its default logger, on stderr) when the logger is not the very first, as the array itself would be. */
-    return MHD_start_daemon(flags, s->port, NULL, NULL, access_handler, access_cls,
+    return MHD_start_daemon(flags, s->port, sb_admit, s->watch, access_handler, access_cls,
                             MHD_OPTION_EXTERNAL_LOGGER, sb_log_adapter, s->watch,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }

@@ -24,15 +24,15 @@ final class ConnectionFront: @unchecked Sendable {
     /// Binds the configured address and starts routing connections: to `handoff.server` when the first request
     /// asks for one of its paths (and its head is short enough for the front to look at), else (or when it does not
     /// take them) to `fallback`; connections nobody takes are closed.
-    static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff,
-                      fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) throws
+    static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff, addresses: AddressLimits,
+                      fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption) throws
         -> ConnectionFront {
-        let router = Unmanaged.passRetained(ConnectionRouter(handoff: handoff, fallback: fallback))
+        let router = Unmanaged.passRetained(ConnectionRouter(handoff: handoff, addresses: addresses, fallback: fallback))
         let deadline = configuration.headTimeout ?? .seconds(configuration.idleTimeoutSeconds)
         var error: Int32 = 0
         let pointer = (configuration.host ?? "").withCString { host in
             sb_front_start(configuration.host == nil ? nil : host, UInt16(configuration.port), Int32(ServerConfiguration.listenBacklog),
-                           UInt32(configuration.connectionLimit), Int64(deadline.wholeMilliseconds),
+                           UInt32(configuration.connectionLimit), Int64(deadline.wholeMilliseconds), addresses.pointer,
                            ConnectionFront.handoffCallback, router.toOpaque(), &error)
         }
         guard let pointer else {
@@ -42,6 +42,9 @@ final class ConnectionFront: @unchecked Sendable {
         }
         return ConnectionFront(pointer: pointer, router: router)
     }
+
+    /// Connections closed as accepted, their address being at its limit (0 once stopped).
+    var refusedByAddress: UInt64 { finalHeadsLate.withLock { $0 == nil ? sb_front_refused_by_address(pointer) : 0 } }
 
     /// Connections closed because their request head did not come in time.
     var headsLate: Int { finalHeadsLate.withLock { $0 ?? Int(sb_front_heads_late(pointer)) } }
@@ -62,27 +65,54 @@ final class ConnectionFront: @unchecked Sendable {
     private static let handoffCallback: sb_front_handoff_callback = { cls, fd, address, length, target, targetLength in
         guard let cls, let address else {
             close(fd)
-            return
+            return 0
         }
         let router = Unmanaged<ConnectionRouter>.fromOpaque(cls).takeUnretainedValue()
         let line = target.map { UnsafeRawBufferPointer(start: $0, count: targetLength) }
-        router.route(fd, address, length, target: line)
+        return router.route(fd, address, length, target: line) ? 1 : 0
     }
 }
 
 /// Where the front's connections go; called on the front's thread.
 final class ConnectionRouter: Sendable {
     let handoff: ConnectionHandoff
-    let fallback: @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool
+    /// The address table the front counts in; held for as long as the front may call back.
+    let addresses: AddressLimits
+    let fallback: @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption
 
-    init(handoff: ConnectionHandoff, fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) {
+    init(handoff: ConnectionHandoff, addresses: AddressLimits,
+         fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption) {
         self.handoff = handoff
+        self.addresses = addresses
         self.fallback = fallback
     }
 
-    func route(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t, target: UnsafeRawBufferPointer?) {
-        if let target, handoff.wants(target: target), handoff.server.adopt(fd, address, length) { return }
-        if fallback(fd, address, length) { return }
-        close(fd)
+    /// Hands `fd` to the daemon its first request asks for, or the fallback; true when a daemon took it (false: it
+    /// is closed, refused by a daemon at its limit or by nobody running).
+    func route(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t, target: UnsafeRawBufferPointer?) -> Bool {
+        if let target, handoff.wants(target: target) {
+            switch handoff.server.adopt(fd, address, length) {
+            case .taken: return true
+            case .refused: return false
+            case .notTaking: break
+            }
+        }
+        switch fallback(fd, address, length) {
+        case .taken: return true
+        case .refused: return false
+        case .notTaking:
+            close(fd)
+            return false
+        }
     }
+}
+
+/// What became of a connection offered to a server.
+enum Adoption {
+    /// Its daemon serves it.
+    case taken
+    /// Its daemon refused it (at its connection limit) and closed it.
+    case refused
+    /// The server takes no connections (not started, or shutting down); the caller still owns it.
+    case notTaking
 }

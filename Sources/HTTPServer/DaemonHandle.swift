@@ -20,7 +20,8 @@ struct DaemonHandle: @unchecked Sendable {
         var badHost: Int32 = 0
         let retained = Unmanaged.passRetained(core)
         let coreRef = retained.toOpaque()
-        guard let watch = sb_connection_watch_create(DaemonHandle.logLine, coreRef) else {
+        guard let watch = sb_connection_watch_create(DaemonHandle.logLine, coreRef, UInt32(clamping: configuration.connectionLimit),
+                                                     core.addresses.pointer) else {
             Unmanaged<ServerCore>.fromOpaque(coreRef).release()
             throw HTTPServerError.startFailed(port: configuration.port, errno: ENOMEM)
         }
@@ -33,7 +34,6 @@ struct DaemonHandle: @unchecked Sendable {
                 connection_timeout: UInt32(configuration.idleTimeoutSeconds),
                 connection_memory_limit: configuration.connectionMemoryLimit,
                 listen_backlog: UInt32(ServerConfiguration.listenBacklog),
-                per_ip_connection_limit: UInt32(max(0, configuration.connectionsPerAddress)),
                 no_listener: listening ? 0 : 1,
                 watch: watch)
             return sb_mhd_start(&settings, DaemonHandle.accessHandler, coreRef,
@@ -56,10 +56,14 @@ struct DaemonHandle: @unchecked Sendable {
         _ = sb_mhd_close_listener(pointer)
     }
 
-    /// Adds a connection accepted elsewhere (the daemon owns `fd` from now on, and closes it if it cannot take it).
-    func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) {
-        _ = MHD_add_connection(pointer, fd, address, length)
+    /// Adds a connection accepted elsewhere and already counted against its address: the daemon owns `fd` from now
+    /// on. False when it refused it (at its connection limit), having closed `fd`.
+    func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Bool {
+        sb_mhd_add_connection(pointer, fd, address, length) == 1
     }
+
+    /// Connections admitted and not yet closed.
+    var admitted: Int { Int(sb_connection_watch_admitted(watch)) }
 
     /// Stops a daemon that never served a connection, at once (a start that failed half-way).
     func stopUnused() {
@@ -68,19 +72,21 @@ struct DaemonHandle: @unchecked Sendable {
         core.release()
     }
 
-    /// Stops the daemon's threads and closes the listening socket and every connection (blocking, so off the
-    /// cooperative pool).
-    func stop() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                MHD_stop_daemon(self.pointer)
-                sb_connection_watch_free(self.watch)
-                // No callback can come any more: the daemon's reference to the core goes.
-                self.core.release()
-                continuation.resume()
-            }
-            thread.start()
+    /// Stops the daemon's threads and closes the listening socket and every connection (on a thread of its own,
+    /// off the cooperative pool). True once stopped; false when the stop has not returned by `deadline`: a daemon
+    /// thread is stuck inside libmicrohttpd, so the stop is left to finish (or not) on its thread, and the daemon's
+    /// bookkeeping is never freed, while the caller goes on — a shutdown must end whatever the daemon does.
+    func stop(by deadline: ContinuousClock.Instant) async -> Bool {
+        let stopped = Gate()
+        let thread = Thread { [self] in
+            MHD_stop_daemon(pointer)
+            sb_connection_watch_free(watch)
+            // No callback can come any more: the daemon's reference to the core goes.
+            core.release()
+            stopped.open()
         }
+        thread.start()
+        return await stopped.wait(until: deadline)
     }
 
     private static let accessHandler: MHD_AccessHandlerCallback = {

@@ -8,7 +8,7 @@ import Coordination
 /// a Swift task; the task resumes the connection with its response. No libmicrohttpd thread waits on Swift work.
 /// Call `shutdown(deadline:)` before the process exits: stopping with suspended connections would abort.
 public final class HTTPServer: Sendable {
-    private let core: ServerCore
+    let core: ServerCore
     /// Guards the server's lifecycle state.
     private let state = Locked<LifecycleState>(.idle)
 
@@ -36,8 +36,11 @@ public final class HTTPServer: Sendable {
     /// (start that one first; until it runs, and once it stops, this server serves them).
     public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder? = nil,
                 handoff: ConnectionHandoff? = nil) {
-        core = ServerCore(configuration: configuration, responder: responder, immediate: immediate)
-        self.handoff = configuration.listens ? handoff : nil
+        let handoff = configuration.listens ? handoff : nil
+        // One table of connections per address for both servers: a connection accepted here may end up there.
+        core = ServerCore(configuration: configuration, responder: responder, immediate: immediate,
+                          addresses: handoff?.server.core.addresses ?? AddressLimits(limit: configuration.connectionsPerAddress))
+        self.handoff = handoff
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0), or 0 for a server configured not to
@@ -53,8 +56,8 @@ public final class HTTPServer: Sendable {
         var front: ConnectionFront?
         if let handoff {
             do {
-                front = try ConnectionFront.start(configuration, handoff: handoff) { [self] fd, address, length in
-                    adopt(fd, address, length)
+                front = try ConnectionFront.start(configuration, handoff: handoff, addresses: core.addresses) {
+                    [self] fd, address, length in adopt(fd, address, length)
                 }
                 port = front?.port
             } catch {
@@ -78,14 +81,12 @@ public final class HTTPServer: Sendable {
         return port ?? 0
     }
 
-    /// Adds a connection accepted by another server's front; false (and `fd` untouched) when this server is not
-    /// taking connections: not started yet, or shutting down.
-    func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Bool {
+    /// Adds a connection accepted by another server's front (already counted against its address).
+    func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Adoption {
         // Under the lock, so that shutdown, which empties `intake` first, never drains a daemon still being added to.
         intake.withLock { handle in
-            guard let handle else { return false }
-            handle.adopt(fd, address, length)
-            return true
+            guard let handle else { return .notTaking }
+            return handle.adopt(fd, address, length) ? .taken : .refused
         }
     }
 
@@ -111,6 +112,17 @@ public final class HTTPServer: Sendable {
     /// Connections cut because their request head did not arrive within `headTimeout` (on a port with a handoff,
     /// by the front or by the daemon it went to).
     public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) + (front?.headsLate ?? 0) }
+
+    /// Connections its daemon holds now: admitted, and not yet closed (at most `connectionLimit`).
+    public var connectionsHeld: Int {
+        state.withLock { state in
+            if case .running(let handle, _, _, _) = state { return handle.admitted }
+            return 0
+        }
+    }
+
+    /// Connections the front closed as it accepted them, because their address held as many as it may.
+    public var connectionsRefusedByAddress: Int { Int(front?.refusedByAddress ?? 0) }
 
     /// The front of a server with a handoff, once started.
     private var front: ConnectionFront? {
@@ -190,7 +202,9 @@ public final class HTTPServer: Sendable {
         } while ContinuousClock.now < last
         // Over before the daemon stops: the stop frees the bookkeeping a sweep reads.
         await sweeper?.value
-        await handle.stop()
+        if !(await handle.stop(by: max(end, .now + .seconds(1)) + .seconds(2))) {
+            core.libraryLog("the daemon did not stop in time (a thread is stuck in libmicrohttpd); leaving it")
+        }
         core.monitor.stop()
     }
 }

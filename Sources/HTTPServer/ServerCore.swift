@@ -35,8 +35,13 @@ final class ServerCore: Sendable {
     /// Connections cut for not sending a complete request head in time.
     let slowHeadsCut = Atomic<Int>(0)
 
-    init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder?) {
+    /// Connections per client address, shared with the server this one hands connections to, if any.
+    let addresses: AddressLimits
+
+    init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder?,
+         addresses: AddressLimits) {
         self.configuration = configuration
+        self.addresses = addresses
         self.responder = responder
         self.immediate = immediate
         self.monitor = DisconnectMonitor(watchAfter: configuration.disconnectWatchAfter)

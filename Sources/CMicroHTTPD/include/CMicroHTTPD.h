@@ -19,7 +19,6 @@ typedef struct sb_mhd_settings {
     unsigned int connection_timeout; /* seconds, idle connections only */
     size_t connection_memory_limit;
     unsigned int listen_backlog;
-    unsigned int per_ip_connection_limit; /* 0: no limit per client address */
     int no_listener;                      /* 1: no listening socket; connections come by MHD_add_connection */
     struct sb_connection_watch *watch;    /* head deadlines and libmicrohttpd's own log lines; not NULL */
 } sb_mhd_settings;
@@ -34,8 +33,40 @@ typedef void (*sb_log_line_callback)(void *cls, const char *line);
 /// "closed" notification, which comes before their socket is closed, so a sweep never touches a reused descriptor.
 typedef struct sb_connection_watch sb_connection_watch;
 
-/// A watch whose log lines go to `log` (may be NULL: discarded).
-sb_connection_watch *sb_connection_watch_create(sb_log_line_callback log, void *log_cls);
+/// Connections per client address (IPv4, or IPv6; an IPv4-mapped address counts as its IPv4 one), counted from
+/// accept until libmicrohttpd reports the connection closed, across a front and the daemons it hands connections to
+/// (all of which must share one table). Internally locked.
+typedef struct sb_addresses sb_addresses;
+
+/// A table admitting at most `limit` connections per address (0: no limit, nothing counted).
+sb_addresses *sb_addresses_create(unsigned int limit);
+
+/// Frees a table once no front or daemon uses it.
+void sb_addresses_free(sb_addresses *table);
+
+/// Counts one more connection from `address`: 1, or 0 (nothing counted) when the address is at its limit.
+/// Addresses that are not IP are always admitted, uncounted.
+int sb_addresses_enter(sb_addresses *table, const struct sockaddr *address, socklen_t length);
+
+/// Counts one connection from `address` fewer.
+void sb_addresses_leave(sb_addresses *table, const struct sockaddr *address, socklen_t length);
+
+/// Connections counted for `address` now.
+unsigned int sb_addresses_count(sb_addresses *table, const struct sockaddr *address, socklen_t length);
+
+/// A watch whose log lines go to `log` (may be NULL: discarded), admitting at most `limit` connections to its
+/// daemon and at most the table's limit per address (`addresses` may be NULL: no limit per address). Connections
+/// beyond either are closed as libmicrohttpd accepts them, or refused by `sb_mhd_add_connection`.
+sb_connection_watch *sb_connection_watch_create(sb_log_line_callback log, void *log_cls, unsigned int limit,
+                                                sb_addresses *addresses);
+
+/// Connections the watch's daemon has admitted and not yet closed.
+unsigned int sb_connection_watch_admitted(sb_connection_watch *watch);
+
+/// `MHD_add_connection` for a connection already counted against its address (by the front): 1 when the daemon
+/// took it; 0 when it refused it (over its limit, out of memory), having closed `fd` — the caller then counts the
+/// address one connection fewer.
+int sb_mhd_add_connection(struct MHD_Daemon *daemon, int fd, const struct sockaddr *address, socklen_t length);
 
 /// Frees a watch once its daemon has stopped.
 void sb_connection_watch_free(sb_connection_watch *watch);
@@ -78,9 +109,10 @@ static inline uint64_t sb_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
 /// Told of each connection the front accepted, on the front's thread: `target` is its first request's target
 /// (not NUL-terminated; NULL when its head was too long to look at, or the front was too busy to wait for it). The
-/// callee owns `fd` from then on: it hands it to a daemon with `MHD_add_connection` or closes it.
-typedef void (*sb_front_handoff_callback)(void *cls, int fd, const struct sockaddr *address, socklen_t address_length,
-                                          const char *target, size_t target_length);
+/// callee owns `fd` from then on: it hands it to a daemon with `sb_mhd_add_connection` and returns 1 when that took
+/// it, or closes it and returns 0 (the front then counts its address one connection fewer).
+typedef int (*sb_front_handoff_callback)(void *cls, int fd, const struct sockaddr *address, socklen_t address_length,
+                                         const char *target, size_t target_length);
 
 /// One listening socket whose connections go to the daemon their first request asks for. The front peeks at each
 /// new connection (MSG_PEEK, so the daemon still reads every byte) until its request head is complete, then hands it
@@ -90,15 +122,21 @@ typedef struct sb_front sb_front;
 
 /// Binds `host` (NULL: every IPv4 interface; else an IPv4 or IPv6 literal) and `port`, listens, and starts the
 /// front's thread. At most `pending_limit` connections wait for their head; beyond that, new ones are handed over
-/// at once without a target. Returns NULL with *error set to an errno, or to -1 when `host` is not numeric.
+/// at once without a target. Each accepted connection is counted against its address in `addresses` (may be NULL),
+/// which the daemons it is handed to must share; one over its address's limit is closed at once. Returns NULL with
+/// *error set to an errno, or to -1 when `host` is not numeric.
 sb_front *sb_front_start(const char *host, uint16_t port, int backlog, unsigned int pending_limit,
-                         int64_t head_deadline_ms, sb_front_handoff_callback handoff, void *cls, int *error);
+                         int64_t head_deadline_ms, sb_addresses *addresses, sb_front_handoff_callback handoff,
+                         void *cls, int *error);
 
 /// The bound port.
 uint16_t sb_front_port(const sb_front *front);
 
 /// Connections closed because their request head did not come within the deadline.
 uint64_t sb_front_heads_late(const sb_front *front);
+
+/// Connections closed as accepted because their address held as many as it may.
+uint64_t sb_front_refused_by_address(const sb_front *front);
 
 /// Stops the thread (blocking until it has), closes the listening socket and the connections still waiting for
 /// their head, reports the final count of heads that came late, and frees the front. Call once; no callback comes
