@@ -38,6 +38,7 @@ struct sb_front {
     void *cls;
     sb_addresses *addresses; /* not owned; may be NULL */
     _Atomic uint64_t refused_by_address;
+    _Atomic uint64_t heads_refused;
     pthread_t thread;
     int thread_started;
     /* Connections still waiting for their request head, oldest first (they share one deadline, so the list is also
@@ -99,7 +100,48 @@ static int sb_front_head_complete(const char *newline, const char *end) {
     return 0;
 }
 
+/* Most header fields and query parameters a head may carry. libmicrohttpd 0.9.75 keeps a record of each in the
+   connection's memory pool; when the pool runs out it answers 431 for header fields, but for query parameters it
+   drops the connection without an answer. Far more than any client of this API sends. */
+#define SB_FRONT_MAX_RECORDS 100
+
 enum sb_peek_outcome { SB_PEEK_WAIT, SB_PEEK_DONE };
+
+/* Header fields plus query parameters in a complete head of `length` bytes starting with its request line. */
+static unsigned int sb_front_records(const char *head, size_t length) {
+    unsigned int records = 0;
+    const char *end = head + length;
+    const char *line_end = memchr(head, '\n', length);
+    if (line_end == NULL) return 0;
+    for (const char *at = head; at < line_end; at++) {
+        if (*at == '?' || *at == '&') records++;
+    }
+    for (const char *at = line_end + 1; at < end && *at != '\r' && *at != '\n';) {
+        records++;
+        const char *next = memchr(at, '\n', (size_t)(end - at));
+        if (next == NULL) break;
+        at = next + 1;
+    }
+    return records;
+}
+
+/* Answers 431 itself and closes: the head carries more records than libmicrohttpd can keep. */
+static void sb_front_refuse_head(sb_front *front, int fd, const struct sockaddr *address, socklen_t address_length,
+                                 size_t peeked) {
+    static const char answer[] =
+        "HTTP/1.1 431 Request Header Fields Too Large\r\n"
+        "Content-Type: application/problem+json\r\n"
+        "Connection: close\r\n"
+        "Content-Length: 167\r\n\r\n"
+        "{\"type\":\"about:blank\",\"title\":\"Request Header Fields Too Large\",\"status\":431,"
+        "\"detail\":\"The request carries more than 100 header fields and query parameters together.\"}";
+    char drain[SB_FRONT_PEEK_BYTES];
+    (void)recv(fd, drain, peeked, 0); /* what was peeked at, so that the close is an orderly end */
+    (void)send(fd, answer, sizeof answer - 1, MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    atomic_fetch_add_explicit(&front->heads_refused, 1, memory_order_relaxed);
+    sb_front_close(front, fd, address, address_length);
+}
 
 /* Looks at what the client has sent; hands the connection over once its request head is complete (or too long to
    look at), closes it when the client left first. A `registered` descriptor leaves the epoll set first: once handed
@@ -130,6 +172,10 @@ static enum sb_peek_outcome sb_front_peek(sb_front *front, int fd, const struct 
     }
     if (!complete) {
         sb_front_hand(front, fd, address, address_length, NULL, 0);
+        return SB_PEEK_DONE;
+    }
+    if (sb_front_records(line, length - skip) > SB_FRONT_MAX_RECORDS) {
+        sb_front_refuse_head(front, fd, address, address_length, length);
         return SB_PEEK_DONE;
     }
     size_t line_length = (size_t)(newline - line);
@@ -343,6 +389,10 @@ uint16_t sb_front_port(const sb_front *front) { return front->port; }
 
 uint64_t sb_front_heads_late(const sb_front *front) {
     return atomic_load_explicit(&front->heads_late, memory_order_relaxed);
+}
+
+uint64_t sb_front_heads_refused(const sb_front *front) {
+    return atomic_load_explicit(&front->heads_refused, memory_order_relaxed);
 }
 
 uint64_t sb_front_refused_by_address(const sb_front *front) {

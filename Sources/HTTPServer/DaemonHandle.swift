@@ -110,9 +110,10 @@ struct DaemonHandle: @unchecked Sendable {
         Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().libraryLog(String(cString: line))
     }
 
-    private static let completedHandler: MHD_RequestCompletedCallback = { cls, connection, slot, _ in
+    private static let completedHandler: MHD_RequestCompletedCallback = { cls, connection, slot, termination in
         if let connection { sb_connection_watch_request_done(connection) }
         guard let cls, let slot else { return }
-        Unmanaged<ServerCore>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.completed(slot) }
+        let failed = termination == MHD_RequestTerminationCode(rawValue: 1) // MHD_REQUEST_TERMINATED_WITH_ERROR
+        Unmanaged<ServerCore>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.completed(slot, failed: failed) }
     }
 }

@@ -173,10 +173,17 @@ final class ServerCore: Sendable {
     }
 
     /// The request is over, whatever the reason (libmicrohttpd's completion notice).
-    func completed(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    /// A request ended; `failed` when libmicrohttpd ended it on an error of its own.
+    func completed(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, failed: Bool) {
         guard let raw = slot.pointee else { return }
         slot.pointee = nil
         let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeRetainedValue()
+        if failed && !context.state.withLock({ $0.responded }) {
+            // libmicrohttpd answered by itself, before any responder did: say so, since no access-log line will
+            // (a chunk-size line too long for its buffer gets its own HTML 500; see the README).
+            libraryLog("answered by libmicrohttpd itself, not by Switchboard (malformed request body): "
+                       + "\(context.request.method) \(context.request.path), request \(context.id)")
+        }
         context.requestCompleted()
         if context.inRequests { requests.remove(context.id) }
         if context.inStreams { streams.remove(context.id) }

@@ -135,6 +135,9 @@ uint16_t sb_front_port(const sb_front *front);
 /// Connections closed because their request head did not come within the deadline.
 uint64_t sb_front_heads_late(const sb_front *front);
 
+/// Requests the front answered 431 itself: more header fields and query parameters than libmicrohttpd can keep.
+uint64_t sb_front_heads_refused(const sb_front *front);
+
 /// Connections closed as accepted because their address held as many as it may.
 uint64_t sb_front_refused_by_address(const sb_front *front);
 
