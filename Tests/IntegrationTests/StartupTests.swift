@@ -1,8 +1,11 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// What the binary says at start-up: configuration it cannot use stops it at once, and the log tells an operator
-/// whether the admin API is served.
+/// What the binary says at start-up: configuration it cannot use stops it at once, a database that stays unreachable
+/// gets one line saying what to do, and the log tells an operator whether the admin API is served.
 @Suite("Start-up messages")
 struct StartupTests {
     /// Runs `switchboard serve` with `environment` and returns its exit status and everything it printed.
@@ -47,5 +50,42 @@ struct StartupTests {
         #expect(lines.count == 1)
         #expect(lines.first?.contains(#""msg":"admin API on""#) == true)
         #expect(server.earlyLog.contains("an-admin-token-of-some-length") == false)
+    }
+
+    /// A database nobody listens for: within 10 s one error line says what was tried, what libpq said and what to
+    /// do, and nothing else on the way reads like a problem (the attempts before it are debug lines).
+    @Test func aDatabaseThatStaysUnreachableGetsOneLineSayingWhatToDo() async throws {
+        let port = Loopback.unusedPort()
+        let child = try ChildProcess(TestEnvironment.binary.path, ["serve"], environment: [
+            "DATABASE_URL": "host=127.0.0.1 port=\(port) dbname=x user=x password=not-to-be-logged connect_timeout=1",
+            "PORT": "0", "HOST": "127.0.0.1", "LOG_LEVEL": "info",
+        ])
+        let stop = Task {
+            try await Task.sleep(for: .seconds(10))
+            child.signal(SIGTERM)
+        }
+        let output = try await onThread { child.readToEnd() }
+        stop.cancel()
+        _ = try await onThread { child.wait() }
+        let lines = logLines(output)
+        let beforeShutdown = lines.prefix { $0["msg"] as? String != "shutting down" }
+        #expect(beforeShutdown.count < lines.count, "the server stopped on its own:\n\(output)")
+        let diagnoses = lines.filter { $0["msg"] as? String == "database unreachable" }
+        #expect(diagnoses.count == 1, "\(output)")
+        #expect(beforeShutdown.filter { $0["msg"] as? String == "database unreachable" }.count == 1)
+        let diagnosis = try #require(diagnoses.first)
+        #expect(diagnosis["level"] as? String == "error")
+        #expect(diagnosis["target"] as? String == "host=127.0.0.1 port=\(port) dbname=x")
+        let error = try #require(diagnosis["error"] as? String)
+        #expect(error.contains("Connection refused") && !error.contains("\n"), "\(error)")
+        #expect((diagnosis["hint"] as? String)?.contains("DATABASE_URL") == true)
+        let alarming = beforeShutdown.filter { ["warning", "error"].contains($0["level"] as? String) }
+        #expect(alarming.count == 1, "\(output)")
+        #expect(!output.contains("not-to-be-logged"))
+    }
+
+    /// The JSON objects among `output`'s lines.
+    private func logLines(_ output: String) -> [[String: Any]] {
+        output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 }
