@@ -75,7 +75,7 @@ public enum SwitchboardCommand {
             LogWriter.shared.flush()
             exit(0)
         } catch {
-            logger.error("cannot start", ["error": String(describing: error)])
+            logger.error("cannot start", ["error": StartFailure.describe(error, configuration: configuration)])
             LogWriter.shared.flush()
             exit(1)
         }

@@ -4,8 +4,9 @@ import Testing
 import Glibc
 #endif
 
-/// What the binary says at start-up: configuration it cannot use stops it at once, a database that stays unreachable
-/// gets one line saying what to do, and the log tells an operator whether the admin API is served.
+/// What the binary says at start-up: configuration it cannot use stops it at once, a port in use is named with the
+/// settings that choose ports, a database that stays unreachable gets one line saying what to do, and the log tells
+/// an operator whether the admin API is served.
 @Suite("Start-up messages")
 struct StartupTests {
     /// Runs `switchboard serve` with `environment` and returns its exit status and everything it printed.
@@ -50,6 +51,37 @@ struct StartupTests {
         #expect(lines.count == 1)
         #expect(lines.first?.contains(#""msg":"admin API on""#) == true)
         #expect(server.earlyLog.contains("an-admin-token-of-some-length") == false)
+    }
+
+    /// Ports in use stop start-up with status 1 and a line naming the port's setting and both settings to change.
+    @Test func aPortInUseIsNamedAsPORTWithBothSettingsToChange() async throws {
+        let held = Loopback.listener()
+        defer { close(held.fd) }
+        let (status, output) = try await runToExit(["DATABASE_URL": TestEnvironment.databaseURL, "HOST": "127.0.0.1",
+                                                    "PORT": String(held.port), "STREAM_PORT": String(Loopback.unusedPort())])
+        #expect(status == 1)
+        let error = try startFailure(in: output)
+        #expect(error.hasPrefix("cannot listen on port \(held.port) (PORT): Address already in use"), "\(error)")
+        #expect(error.contains("PORT=… and STREAM_PORT=…"), "\(error)")
+    }
+
+    @Test func aStreamPortInUseIsNamedAsSTREAM_PORTWithBothSettingsToChange() async throws {
+        let held = Loopback.listener()
+        defer { close(held.fd) }
+        let (status, output) = try await runToExit(["DATABASE_URL": TestEnvironment.databaseURL, "HOST": "127.0.0.1",
+                                                    "PORT": String(Loopback.unusedPort()), "STREAM_PORT": String(held.port)])
+        #expect(status == 1)
+        let error = try startFailure(in: output)
+        #expect(error.hasPrefix("cannot listen on port \(held.port) (STREAM_PORT, by default PORT+1): Address already in use"),
+                "\(error)")
+        #expect(error.contains("PORT=… and STREAM_PORT=…"), "\(error)")
+    }
+
+    /// The `error` of the one "cannot start" line in `output`.
+    private func startFailure(in output: String) throws -> String {
+        let lines = logLines(output).filter { $0["msg"] as? String == "cannot start" }
+        #expect(lines.count == 1, "\(output)")
+        return try #require(lines.first?["error"] as? String, "\(output)")
     }
 
     /// A database nobody listens for: within 10 s one error line says what was tried, what libpq said and what to
