@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-/// The real binary, as deployed: SIGTERM with requests in flight, and its access log.
+/// The real binary, as deployed: SIGTERM with requests in flight, and its access log (probes only at debug level).
 @Suite("Process signals")
 struct SignalTests {
     /// The binary running on a free port, with what it logged before it reported the port.
@@ -63,21 +63,42 @@ struct SignalTests {
 
     @Test func accessLogIsOneJSONLinePerRequest() async throws {
         let server = try await Self.launch()
-        _ = try await request(port: server.port, "GET", "/healthz", headers: ["X-Request-ID": "trace-me-1"])
+        _ = try await request(port: server.port, "GET", "/openapi.yaml", headers: ["X-Request-ID": "trace-me-1"])
         _ = try await request(port: server.port, "GET", "/nowhere/at/all")
+        let lines = try await Self.accessLog(server)
+        let document = lines.first { $0["request_id"] as? String == "trace-me-1" }
+        #expect(document?["level"] as? String == "info")
+        #expect(document?["method"] as? String == "GET")
+        #expect(document?["route"] as? String == "/openapi.yaml")
+        #expect(document?["status"] as? Int == 200)
+        #expect((document?["duration_ms"] as? Double) != nil)
+        #expect((document?["time"] as? String) != nil)
+        let missing = lines.first { $0["status"] as? Int == 404 }
+        #expect(missing?["route"] as? String == "-")
+    }
+
+    /// Health and readiness probes, polled many times a second by load balancers, are access-logged only at debug.
+    @Test(arguments: ["info", "debug"])
+    func probesAreAccessLoggedOnlyAtDebugLevel(level: String) async throws {
+        let server = try await Self.launch(extra: ["LOG_LEVEL": level])
+        _ = try await request(port: server.port, "GET", "/readyz", headers: ["X-Request-ID": "probe-ready"])
+        _ = try await request(port: server.port, "GET", "/healthz", headers: ["X-Request-ID": "probe-alive"])
+        _ = try await request(port: server.port, "GET", "/openapi.yaml", headers: ["X-Request-ID": "not-a-probe"])
+        let lines = try await Self.accessLog(server)
+        func logged(_ id: String) -> [[String: Any]] { lines.filter { $0["request_id"] as? String == id } }
+        #expect(logged("probe-ready").count == (level == "debug" ? 1 : 0))
+        #expect(logged("probe-alive").count == (level == "debug" ? 1 : 0))
+        #expect(logged("probe-ready").first.map { $0["level"] as? String == "debug" && $0["route"] as? String == "/readyz" } ?? true)
+        #expect(logged("not-a-probe").map { $0["level"] as? String } == ["info"])
+    }
+
+    /// Stops `server` and returns its access-log lines.
+    private static func accessLog(_ server: Launched) async throws -> [[String: Any]] {
         server.child.signal(SIGTERM)
         let log = try await onThread { server.child.readToEnd() }
         _ = try await onThread { server.child.wait() }
-        let lines = log.split(separator: "\n")
+        return log.split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["msg"] as? String == "request" }
-        let health = lines.first { $0["request_id"] as? String == "trace-me-1" }
-        #expect(health?["method"] as? String == "GET")
-        #expect(health?["route"] as? String == "/healthz")
-        #expect(health?["status"] as? Int == 200)
-        #expect((health?["duration_ms"] as? Double) != nil)
-        #expect((health?["time"] as? String) != nil)
-        let missing = lines.first { $0["status"] as? Int == 404 }
-        #expect(missing?["route"] as? String == "-")
     }
 }
