@@ -29,12 +29,15 @@ struct TargetPolicyTests {
         #expect(try WebhookTarget("http://[::1]:81/", allowPrivate: true).host == "::1")
     }
 
-    /// Names are checked on what they resolve to when delivering: `localhost` is refused though it is no literal.
-    @Test func resolvedNamesAreChecked() {
-        #expect(throws: WebhookTargetError.self) {
-            try WebhookTarget("http://localhost:9/", allowPrivate: false).allowedAddresses(allowPrivate: false)
-        }
-        #expect((try? WebhookTarget("http://localhost:9/", allowPrivate: false).allowedAddresses(allowPrivate: true))?.isEmpty == false)
+    /// Names are checked on what they resolve to when delivering (a name may resolve elsewhere by then), and names
+    /// that always mean this machine are refused at once.
+    @Test func resolvedNamesAreChecked() throws {
+        #expect(throws: WebhookTargetError.localName("localhost")) { try WebhookTarget("http://localhost:9/", allowPrivate: false) }
+        #expect(throws: WebhookTargetError.localName("api.localhost.")) { try WebhookTarget("http://API.localhost./", allowPrivate: false) }
+        #expect(try WebhookTarget("http://localhost.example.com/", allowPrivate: false).host == "localhost.example.com")
+        let local = try WebhookTarget("http://localhost:9/", allowPrivate: true)
+        #expect(throws: WebhookTargetError.self) { try local.allowedAddresses(allowPrivate: false) }
+        #expect((try? local.allowedAddresses(allowPrivate: true))?.isEmpty == false)
     }
 
     @Test func scheduleBackoffJitterAndRetryAfter() {
