@@ -117,15 +117,3 @@ void sb_addresses_leave(sb_addresses *table, const struct sockaddr *address, soc
     }
     pthread_mutex_unlock(&table->lock);
 }
-
-unsigned int sb_addresses_count(sb_addresses *table, const struct sockaddr *address, socklen_t length) {
-    if (table == NULL) return 0;
-    unsigned char key[16];
-    unsigned char key_length = sb_address_key(address, length, key);
-    if (key_length == 0) return 0;
-    pthread_mutex_lock(&table->lock);
-    struct sb_address_entry *entry = *sb_address_find(table, key, key_length);
-    unsigned int count = entry == NULL ? 0 : entry->count;
-    pthread_mutex_unlock(&table->lock);
-    return count;
-}

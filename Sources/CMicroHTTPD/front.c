@@ -38,7 +38,6 @@ struct sb_front {
     void *cls;
     sb_addresses *addresses; /* not owned; may be NULL */
     _Atomic uint64_t refused_by_address;
-    _Atomic uint64_t heads_refused;
     pthread_t thread;
     int thread_started;
     /* Connections still waiting for their request head, oldest first (they share one deadline, so the list is also
@@ -139,7 +138,6 @@ static void sb_front_refuse_head(sb_front *front, int fd, const struct sockaddr 
     (void)recv(fd, drain, peeked, 0); /* what was peeked at, so that the close is an orderly end */
     (void)send(fd, answer, sizeof answer - 1, MSG_NOSIGNAL);
     shutdown(fd, SHUT_WR);
-    atomic_fetch_add_explicit(&front->heads_refused, 1, memory_order_relaxed);
     sb_front_close(front, fd, address, address_length);
 }
 
@@ -389,10 +387,6 @@ uint16_t sb_front_port(const sb_front *front) { return front->port; }
 
 uint64_t sb_front_heads_late(const sb_front *front) {
     return atomic_load_explicit(&front->heads_late, memory_order_relaxed);
-}
-
-uint64_t sb_front_heads_refused(const sb_front *front) {
-    return atomic_load_explicit(&front->heads_refused, memory_order_relaxed);
 }
 
 uint64_t sb_front_refused_by_address(const sb_front *front) {

@@ -9,12 +9,10 @@ import CMicroHTTPD
 final class AddressLimits: @unchecked Sendable {
     /// The C table.
     let pointer: OpaquePointer?
-    /// The most connections one address may hold (0: no limit, nothing counted).
-    let limit: Int
 
+    /// A table admitting at most `limit` connections per address (0: no limit, nothing counted).
     init(limit: Int) {
-        self.limit = max(0, limit)
-        pointer = sb_addresses_create(UInt32(clamping: self.limit))
+        pointer = sb_addresses_create(UInt32(clamping: max(0, limit)))
     }
 
     deinit { sb_addresses_free(pointer) }

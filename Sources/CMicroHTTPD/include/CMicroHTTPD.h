@@ -51,9 +51,6 @@ int sb_addresses_enter(sb_addresses *table, const struct sockaddr *address, sock
 /// Counts one connection from `address` fewer.
 void sb_addresses_leave(sb_addresses *table, const struct sockaddr *address, socklen_t length);
 
-/// Connections counted for `address` now.
-unsigned int sb_addresses_count(sb_addresses *table, const struct sockaddr *address, socklen_t length);
-
 /// A watch whose log lines go to `log` (may be NULL: discarded), admitting at most `limit` connections to its
 /// daemon and at most the table's limit per address (`addresses` may be NULL: no limit per address). Connections
 /// beyond either are closed as libmicrohttpd accepts them, or refused by `sb_mhd_add_connection`.
@@ -134,9 +131,6 @@ uint16_t sb_front_port(const sb_front *front);
 
 /// Connections closed because their request head did not come within the deadline.
 uint64_t sb_front_heads_late(const sb_front *front);
-
-/// Requests the front answered 431 itself: more header fields and query parameters than libmicrohttpd can keep.
-uint64_t sb_front_heads_refused(const sb_front *front);
 
 /// Connections closed as accepted because their address held as many as it may.
 uint64_t sb_front_refused_by_address(const sb_front *front);
