@@ -30,10 +30,17 @@ public final class ServiceGroup: Sendable {
     private let startFailure = Locked<(any Error)?>(nil)
     private let startedGate = Gate()
     private let finishedGate = Gate()
+    /// Called between the group's steps; tests pass one that parks the caller to try every interleaving.
+    let checkpoint: @Sendable (String) async -> Void
 
     /// A group of `services`, in start order. Errors name a service by its `description` when it has one, else by
     /// its type.
-    public init(services: [any Service], gracefulShutdownDeadline: Duration? = nil) {
+    public convenience init(services: [any Service], gracefulShutdownDeadline: Duration? = nil) {
+        self.init(services: services, gracefulShutdownDeadline: gracefulShutdownDeadline, checkpoint: { _ in })
+    }
+
+    init(services: [any Service], gracefulShutdownDeadline: Duration?, checkpoint: @escaping @Sendable (String) async -> Void) {
+        self.checkpoint = checkpoint
         self.services = services
         self.names = services.map { ($0 as? any CustomStringConvertible)?.description ?? String(describing: type(of: $0)) }
         self.gracefulShutdownDeadline = gracefulShutdownDeadline
@@ -44,6 +51,7 @@ public final class ServiceGroup: Sendable {
     /// A second call throws ``ServiceGroupError/alreadyRun``. After ``shutdown()`` before any `run()`, returns at
     /// once without starting anything.
     public func run() async throws {
+        await checkpoint("run")
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let begin = state.withLock { state -> Bool? in
             switch state {
@@ -71,6 +79,7 @@ public final class ServiceGroup: Sendable {
     /// Returns once every service was prepared (for example, servers bound); throws why the group stopped if it
     /// stopped first (``ServiceGroupError/stoppedBeforeStarted`` after an early shutdown).
     public func started() async throws {
+        await checkpoint("started")
         await startedGate.wait()
         try Task.checkCancellation()
         if let failure = startFailure.withLock({ $0 }) { throw failure }
@@ -79,11 +88,13 @@ public final class ServiceGroup: Sendable {
     /// Requests graceful shutdown and returns once the group has finished (every service returned). Idempotent:
     /// a second caller waits for the same end. Before `run()`, it makes the group finish without starting.
     public func shutdown() async {
+        await checkpoint("shutdown")
         let request = state.withLock { state -> AsyncStream<Event>.Continuation? in
             if case .idle = state { state = .shutDownBeforeRun }
             if case .running(let continuation) = state { return continuation }
             return nil
         }
+        await checkpoint("shutdown, marked")
         if let request {
             request.yield(.shutdownRequested)
         } else if state.withLock({ if case .shutDownBeforeRun = $0 { return true } else { return false } }) {
