@@ -5,9 +5,7 @@
 public final class Gate: Sendable {
     private struct State {
         var isOpen = false
-        /// Waiters by id; nil while a waiter's continuation is not yet stored.
-        var waiters: [UInt64: CheckedContinuation<Void, Never>?] = [:]
-        var lastID: UInt64 = 0
+        var waiters = WaiterList()
     }
 
     /// Guards whether the gate is open and the continuations of the tasks waiting for it.
@@ -21,37 +19,15 @@ public final class Gate: Sendable {
 
     /// Opens the gate and resumes every waiter; later calls do nothing.
     public func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.withLock { state in
             state.isOpen = true
-            defer { state.waiters = [:] }
-            return state.waiters.values.compactMap { $0 }
-        }
-        for waiter in waiters { waiter.resume() }
+            return state.waiters.releaseAll()
+        }.resumeAll()
     }
 
     /// Returns once the gate is open, or as soon as the calling task is cancelled.
     public func wait() async {
-        let id = state.withLock { state -> UInt64? in
-            if state.isOpen { return nil }
-            state.lastID += 1
-            state.waiters[state.lastID] = .some(nil)
-            return state.lastID
-        }
-        guard let id else { return }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // The entry is gone when the gate opened or the task was cancelled before this ran.
-                let stored = state.withLock { state -> Bool in
-                    guard state.waiters[id] != nil, !Task.isCancelled else { return false }
-                    state.waiters[id] = continuation
-                    return true
-                }
-                if !stored { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter??.resume()
-        }
+        await state.wait(until: { $0.isOpen }, in: \.waiters)
     }
 
     /// Waits until the gate opens or `deadline` passes (or the task is cancelled); returns whether it is open.

@@ -13,23 +13,12 @@ public final class ServiceGroup: Sendable {
         case deadlinePassed
     }
 
-    private enum State {
-        case idle
-        case running(AsyncStream<Event>.Continuation)
-        case shutDownBeforeRun
-        case finished
-    }
-
     let services: [any Service]
     let names: [String]
     /// How long graceful shutdown may take before the services still running are cancelled; nil waits for ever.
     public let gracefulShutdownDeadline: Duration?
-    /// Guards the group's lifecycle (and the way to reach a running group's event loop).
-    private let state = Locked<State>(.idle)
-    /// Guards why the group stopped before all of it started, once it did.
-    private let startFailure = Locked<(any Error)?>(nil)
-    private let startedGate = Gate()
-    private let finishedGate = Gate()
+    /// Guards the group's lifecycle: its phase, how its start went, and who waits for the start or the end.
+    private let lifecycle = Locked(ServiceGroupLifecycle())
     /// Called between the group's steps; tests pass one that parks the caller to try every interleaving.
     let checkpoint: @Sendable (String) async -> Void
 
@@ -53,64 +42,42 @@ public final class ServiceGroup: Sendable {
     public func run() async throws {
         await checkpoint("run")
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        let begin = state.withLock { state -> Bool? in
-            switch state {
-            case .idle:
-                state = .running(continuation)
-                return true
-            case .shutDownBeforeRun:
-                state = .finished
-                return false
-            case .running, .finished:
-                return nil
-            }
+        switch lifecycle.withLock({ $0.run(events: continuation) }) {
+        case .alreadyRun: throw ServiceGroupError.alreadyRun
+        case .returnAtOnce: return
+        case .runServices: break
         }
-        guard let begin else { throw ServiceGroupError.alreadyRun }
-        guard begin else { return }
-        defer {
-            continuation.finish()
-            state.withLock { $0 = .finished }
-            if !startedGate.isOpen { startFailed(ServiceGroupError.stoppedBeforeStarted) }
-            finishedGate.open()
-        }
-        if let failure = await runServices(events, continuation) { throw failure }
+        let failure = await runServices(events, continuation)
+        continuation.finish()
+        lifecycle.withLock { $0.runEnded() }.resumeAll()
+        if let failure { throw failure }
     }
 
     /// Returns once every service was prepared (for example, servers bound); throws why the group stopped if it
     /// stopped first (``ServiceGroupError/stoppedBeforeStarted`` after an early shutdown).
     public func started() async throws {
         await checkpoint("started")
-        await startedGate.wait()
+        await lifecycle.wait(until: { $0.startOutcome != nil }, in: \.startWaiters)
         try Task.checkCancellation()
-        if let failure = startFailure.withLock({ $0 }) { throw failure }
+        if case .failure(let error) = lifecycle.withLock({ $0.startOutcome }) { throw error }
     }
 
     /// Requests graceful shutdown and returns once the group has finished (every service returned). Idempotent:
     /// a second caller waits for the same end. Before `run()`, it makes the group finish without starting.
     public func shutdown() async {
         await checkpoint("shutdown")
-        let request = state.withLock { state -> AsyncStream<Event>.Continuation? in
-            if case .idle = state { state = .shutDownBeforeRun }
-            if case .running(let continuation) = state { return continuation }
-            return nil
+        switch lifecycle.withLock({ $0.shutdown() }) {
+        case .request(let events): events.yield(.shutdownRequested)
+        case .resume(let waiters): waiters.resumeAll()
+        case .none: break
         }
-        await checkpoint("shutdown, marked")
-        if let request {
-            request.yield(.shutdownRequested)
-        } else if state.withLock({ if case .shutDownBeforeRun = $0 { return true } else { return false } }) {
-            startFailure.withLock { $0 = $0 ?? ServiceGroupError.stoppedBeforeStarted }
-            startedGate.open()
-            finishedGate.open()
-        }
-        await finishedGate.wait()
+        await checkpoint("shutdown, requested")
+        await lifecycle.wait(until: { $0.isFinished }, in: \.endWaiters)
     }
 
     /// Records why the group stopped before all of it started, and releases ``started()``'s waiters.
-    func startFailed(_ error: any Error) {
-        startFailure.withLock { $0 = $0 ?? error }
-        startedGate.open()
-    }
+    func startFailed(_ error: any Error) { lifecycle.withLock { $0.startFailed(error) }.resumeAll() }
 
     /// Every service is prepared.
-    func allStarted() { startedGate.open() }
+    func allStarted() { lifecycle.withLock { $0.started() }.resumeAll() }
 }
