@@ -7,9 +7,10 @@ import Postgres
 import Coordination
 import Webhooks
 
-/// The whole service wired together: pool, routes, and a ``ServiceGroup`` of what runs — the listener and its
-/// followers, migrations, idempotency pruning, the HTTP servers, the event-stream timers, the readiness mark —
-/// started in that order and shut down in the reverse one; the pool closes after all of them.
+/// The whole service wired together: pools, routes, and one ``ServiceGroup`` of what runs — the pools' closing,
+/// the listener and its followers, migrations, idempotency pruning, the HTTP servers, the event-stream timers, the
+/// readiness mark — started in that order and shut down in the reverse one. The group also owns the signals that
+/// stop the process: ``run()`` is the whole life of the service, in the caller's task.
 public final class Application: Sendable {
     /// The validated configuration.
     public let configuration: Configuration
@@ -19,28 +20,18 @@ public final class Application: Sendable {
     public let pool: PostgresPool
     /// The webhook worker's own connections: its bookkeeping commits asynchronously (see `init`).
     private let deliveryPool: PostgresPool
-    let readiness = Readiness()
+    let readiness: Readiness
     let services: Services
     private let server: HTTPServer
     private let streamServer: HTTPServer?
-    /// Runs the service's parts; built in `init`, run by `start()`.
+    /// Runs the service's parts; built in `init`, run by `run()`.
     private let group: ServiceGroup
     private let migrationApplier: MigrationApplier
-    /// Guards whether the application was started or shut down (each happens once).
-    private let lifecycle = Locked<Lifecycle>(.idle)
-    /// Guards why the services stopped on their own, if they did.
-    private let failure = Locked<(any Error)?>(nil)
-    /// Opens once everything has stopped and the pool is closed.
-    private let stopped = Gate()
 
-    private enum Lifecycle {
-        case idle
-        case started
-        case shutDown
-    }
-
-    /// Wires the service; nothing runs until `start()`.
-    public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all) {
+    /// Wires the service; nothing runs until `run()`. With `signals`, catching them starts now (they no longer
+    /// stop the process), and the first one shuts the service down.
+    public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all,
+                shutdownSignals signals: [Int32] = []) {
         self.configuration = configuration
         self.logger = logger
         let metrics = Metrics()
@@ -74,13 +65,15 @@ public final class Application: Sendable {
                 guard let feeds = staleMarks.withLock({ $0 }) else { return }
                 for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
             })
-        let applier = Locked<MigrationApplier?>(nil)
+        let readiness = Readiness(listening: { listener?.isConnected ?? false })
+        self.readiness = readiness
+        let migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
+        self.migrationApplier = migrationApplier
         let services = Services(configuration: configuration, pool: pool, deliveryPool: deliveryPool, logger: logger,
                                 listening: { listener?.isConnected ?? false },
                                 notices: { listener?.notifications() },
-                                migrated: { await applier.withLock { $0 }?.over.wait() })
+                                migrated: { await migrationApplier.over.wait() })
         staleMarks.withLock { $0 = services.feeds }
-        readiness.listening.withLock { $0 = { listener?.isConnected ?? false } }
         self.services = services
         let servers = Locked<[HTTPServer]>([])
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
@@ -103,9 +96,7 @@ public final class Application: Sendable {
             ? streamServer.map { ConnectionHandoff(to: $0, paths: Routes.eventStreamPaths) } : nil
         self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
                                  immediate: responder.respondImmediately(to:), handoff: handoff)
-        migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
-        applier.withLock { [migrationApplier] in $0 = migrationApplier }
-        var parts: [any Service] = []
+        var parts: [any Service] = [PoolClosing(pools: [pool, deliveryPool])]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
         parts.append(IdempotencyPruning(pool: pool, logger: logger))
@@ -123,41 +114,59 @@ public final class Application: Sendable {
         parts.append(services.webhooks)
         parts.append(DrainingMark(readiness: readiness))
         // A backstop only: each server bounds its own drain by the shutdown deadline (they drain one after the other).
-        group = ServiceGroup(services: parts, gracefulShutdownDeadline: configuration.shutdownDeadline * 2 + .seconds(10))
+        var trigger: (@Sendable () async -> Void)?
+        if !signals.isEmpty {
+            let trap = SignalTrap(catching: signals)
+            trigger = {
+                guard let signal = await trap.first() else { return }
+                logger.info("shutting down", ["signal": Int(signal)])
+            }
+        }
+        group = ServiceGroup(services: parts, gracefulShutdownDeadline: configuration.shutdownDeadline * 2 + .seconds(10),
+                             shutdownTrigger: trigger)
         servers.withLock { $0 = [server] + (streamServer.map { [$0] } ?? []) }
     }
 
-    /// Starts every service, in order, and returns the HTTP port once the servers are bound (migrations go on in
-    /// the background, retried until the database is reachable).
-    ///
-    /// Starts once: a second call throws ``ApplicationError/alreadyStarted``, a call after ``shutdown()``
-    /// ``ApplicationError/alreadyShutDown``. When a service cannot start (a port in use), throws its error, with
-    /// what had started already stopped and the pool closed.
-    @discardableResult
-    public func start() async throws -> Int {
-        try lifecycle.withLock { state throws(ApplicationError) in
-            switch state {
-            case .idle: state = .started
-            case .started: throw .alreadyStarted
-            case .shutDown: throw .alreadyShutDown
+    /// Runs every service, in order, until ``shutdown()`` or one of the signals given to `init`, then stops them
+    /// in reverse order; the pools close last. Throws why, when a service stops on its own or cannot start (a
+    /// port in use: then the server's own error), after stopping what had started. Runs once: a second call throws
+    /// ``ServiceGroupError/alreadyRun``; after ``shutdown()`` it returns at once.
+    public func run() async throws {
+        var announced = false
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await self.group.run() }
+                if (try? await group.started()) != nil {
+                    announce()
+                    announced = true
+                }
+                try await tasks.waitForAll()
             }
-        }
-        Task { [self] in
-            do { try await group.run() } catch {
-                failure.withLock { $0 = $0 ?? error }
-                logger.error("stopping: a service failed", ["error": String(describing: error)])
-            }
-            await pool.close()
-            await deliveryPool.close()
+        } catch ServiceGroupError.serviceFailed(_, let error) where !announced {
             logger.info("stopped")
-            stopped.open()
+            throw error
+        } catch {
+            logger.error("stopping: a service failed", ["error": String(describing: error)])
+            logger.info("stopped")
+            throw error
         }
+        logger.info("stopped")
+    }
+
+    /// Returns the HTTP port once every service has started (the servers are bound; migrations go on in the
+    /// background); throws why the service stopped before that.
+    public func started() async throws -> Int {
         do {
             try await group.started()
         } catch ServiceGroupError.serviceFailed(_, let error) {
             throw error
         }
         guard let port = server.port else { throw ServiceGroupError.stoppedBeforeStarted }
+        return port
+    }
+
+    /// Says what is on and off, and where the service listens.
+    private func announce() {
         if configuration.metricsToken == nil {
             logger.info("metrics off", ["enable": "set METRICS_TOKEN (16 characters or more) to serve /metrics to its bearer"])
         }
@@ -170,8 +179,7 @@ public final class Application: Sendable {
             logger.info("webhooks may reach private and loopback addresses (local development)",
                         ["setting": "WEBHOOK_ALLOW_PRIVATE_TARGETS=1", "production": "unset it, so that endpoints reach only public addresses"])
         }
-        logger.info("listening", ["port": port])
-        return port
+        if let port = server.port { logger.info("listening", ["port": port]) }
     }
 
     /// The `application_name` of each process's LISTEN connection (how operators and tests find it).
@@ -196,47 +204,21 @@ public final class Application: Sendable {
     /// Waits until migrations are applied, or until the application stops trying (tests use this before they
     /// touch the schema).
     public func waitUntilMigrated() async {
-        let applier = migrationApplier, stopped = stopped
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await applier.over.wait() }
-            group.addTask { await stopped.wait() }
-            await group.next()
-            group.cancelAll()
+        let applier = migrationApplier, group = group
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { await applier.over.wait() }
+            tasks.addTask { await group.finished() }
+            await tasks.next()
+            tasks.cancelAll()
         }
-    }
-
-    /// Serves until SIGTERM or SIGINT, then shuts down; throws when a service stops on its own first.
-    public func runUntilSignalled() async throws {
-        // Waiting before starting: once "listening" is logged, a signal must not take its default action.
-        let signalled = Task { await Signals.wait(for: [SIGTERM, SIGINT]) }
-        try await start()
-        Task { [self] in
-            let signal = await signalled.value
-            logger.info("shutting down", ["signal": Int(signal)])
-            await shutdown()
-        }
-        await stopped.wait()
-        if let failure = failure.withLock({ $0 }) { throw failure }
     }
 
     /// Graceful shutdown, each step over before the next: readiness turns 503, event streams end, the servers stop
     /// accepting and their in-flight requests finish within the configured deadline, migrations and pruning are
-    /// cancelled, the listener stops and its followers finish; then the pool closes.
+    /// cancelled, the listener stops and its followers finish; then the pools close.
     ///
-    /// Idempotent: every caller returns once all of that is over. Before `start()`, it just closes the pool.
+    /// Idempotent: every caller returns once all of that is over. Before ``run()``, it makes `run()` return at once.
     public func shutdown() async {
-        let neverStarted = lifecycle.withLock { state -> Bool in
-            defer { if case .idle = state { state = .shutDown } }
-            if case .idle = state { return true }
-            return false
-        }
         await group.shutdown()
-        if neverStarted {
-            await pool.close()
-            await deliveryPool.close()
-            logger.info("stopped")
-            stopped.open()
-        }
-        await stopped.wait()
     }
 }

@@ -1,4 +1,3 @@
-import Coordination
 import Synchronization
 
 /// Whether the service should receive traffic: migrations applied and not shutting down.
@@ -6,13 +5,16 @@ final class Readiness: Sendable {
     private let migrated = Atomic<Bool>(false)
     private let draining = Atomic<Bool>(false)
 
-    /// Whether this process hears other replicas' change notices (set by the application).
-    let listening = Locked<(@Sendable () -> Bool)?>(nil)
+    /// Whether this process hears other replicas' change notices.
+    private let listening: @Sendable () -> Bool
+
+    /// Not migrated, not draining; `listening` says whether change notices reach this process.
+    init(listening: @escaping @Sendable () -> Bool) { self.listening = listening }
 
     func markMigrated() { migrated.store(true, ordering: .releasing) }
 
     /// Whether change notices reach this process (true when there is nothing to listen with).
-    var isListening: Bool { listening.withLock { $0 }?() ?? true }
+    var isListening: Bool { listening() }
     func markDraining() { draining.store(true, ordering: .releasing) }
 
     var isMigrated: Bool { migrated.load(ordering: .acquiring) }

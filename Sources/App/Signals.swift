@@ -2,41 +2,50 @@ import Dispatch
 import Foundation
 import Coordination
 
-/// Waits for process signals without blocking any thread.
-enum Signals {
-    /// Returns the first of `signals` delivered to the process; their default action is disabled.
-    static func wait(for signals: [Int32]) async -> Int32 {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            let waiter = SignalWaiter(continuation)
-            for number in signals {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { waiter.fire(number) }
-                waiter.keep(source)
-                source.resume()
-            }
+/// Catches process signals from the moment it is made (their default action is disabled then), and hands over the
+/// first one to whoever waits for it, without blocking any thread.
+final class SignalTrap: Sendable {
+    private struct State {
+        var received: Int32?
+        var waiters = WaiterList()
+    }
+
+    /// Guards the first signal received and who waits for it.
+    private let state: Locked<State>
+    /// Guards the signal sources, kept alive until `deinit`.
+    private let sources: Locked<[any DispatchSourceSignal]>
+
+    /// Starts catching `signals`: from now on they do not stop the process.
+    init(catching signals: [Int32]) {
+        let state = Locked(State())
+        var sources: [any DispatchSourceSignal] = []
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { Self.receive(number, in: state) }
+            source.resume()
+            sources.append(source)
+        }
+        self.state = state
+        self.sources = Locked(sources)
+    }
+
+    deinit {
+        sources.withLock { sources in
+            for source in sources { source.cancel() }
         }
     }
-}
 
-/// Resumes its continuation once, for the first signal, and keeps the signal sources alive until then.
-private final class SignalWaiter: Sendable {
-    /// Guards the continuation (taken by the first signal) and the sources it keeps alive.
-    private let state: Locked<(continuation: CheckedContinuation<Int32, Never>?, sources: [any DispatchSourceSignal])>
-
-    init(_ continuation: CheckedContinuation<Int32, Never>) {
-        state = Locked((continuation: continuation, sources: []))
+    /// The first signal caught (at once if one came already); nil when the calling task is cancelled first.
+    func first() async -> Int32? {
+        await state.wait(until: { $0.received != nil }, in: \.waiters)
+        return state.withLock { $0.received }
     }
 
-    func keep(_ source: any DispatchSourceSignal) {
-        state.withLock { $0.sources.append(source) }
-    }
-
-    func fire(_ number: Int32) {
-        let continuation = state.withLock { state -> CheckedContinuation<Int32, Never>? in
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(returning: number)
+    private static func receive(_ number: Int32, in state: Locked<State>) {
+        state.withLock { state in
+            state.received = state.received ?? number
+            return state.waiters.releaseAll()
+        }.resumeAll()
     }
 }

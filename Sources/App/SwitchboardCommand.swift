@@ -69,9 +69,9 @@ public enum SwitchboardCommand {
             exit(2)
         }
         let logger = Logger(level: configuration.logLevel)
-        let application = Application(configuration: configuration, logger: logger)
+        let application = Application(configuration: configuration, logger: logger, shutdownSignals: [SIGTERM, SIGINT])
         do {
-            try await application.runUntilSignalled()
+            try await application.run()
             LogWriter.shared.flush()
             exit(0)
         } catch {

@@ -1,3 +1,4 @@
+import Coordination
 import App
 import Foundation
 import HTTPServer
@@ -57,7 +58,7 @@ struct ApplicationTests {
     @Test func startsOnceAndEveryShutdownReturnsAfterTheEnd() async throws {
         let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
         let port = try await app.start()
-        await #expect(throws: ApplicationError.self) { try await app.start() }
+        await #expect(throws: ServiceGroupError.self) { try await app.run() }
         await app.waitUntilMigrated()
         let shutdowns = (0 ..< 3).map { _ in
             Task { () -> Int? in
@@ -85,7 +86,8 @@ struct ApplicationTests {
     @Test func shutdownBeforeStartLeavesItStopped() async throws {
         let app = Application(configuration: Self.configuration(), logger: Logger(level: .error))
         await app.shutdown()
-        await #expect(throws: ApplicationError.self) { try await app.start() }
+        try await app.run() // returns at once, starting nothing
+        await #expect(throws: ServiceGroupError.self) { try await app.started() }
         #expect(app.port == nil)
     }
 

@@ -9,6 +9,12 @@ extension ServiceGroup {
         // Set when the task running the group is cancelled: the services are cancelled too, not told to wind down.
         var cancelled = false
         return await withTaskGroup(of: Void.self) { group in
+            if let shutdownTrigger {
+                group.addTask {
+                    await shutdownTrigger()
+                    if !Task.isCancelled { continuation.yield(.shutdownRequested) }
+                }
+            }
             // Start in order, each service prepared before the next one begins.
             var stopping = false
             for (index, service) in services.enumerated() where !stopping {

@@ -19,16 +19,24 @@ public final class ServiceGroup: Sendable {
     public let gracefulShutdownDeadline: Duration?
     /// Guards the group's lifecycle: its phase, how its start went, and who waits for the start or the end.
     private let lifecycle = Locked(ServiceGroupLifecycle())
+    /// When it returns, the group shuts down as if ``shutdown()`` was called (a signal, say); it must return
+    /// when its task is cancelled.
+    let shutdownTrigger: (@Sendable () async -> Void)?
     /// Called between the group's steps; tests pass one that parks the caller to try every interleaving.
     let checkpoint: @Sendable (String) async -> Void
 
     /// A group of `services`, in start order. Errors name a service by its `description` when it has one, else by
-    /// its type.
-    public convenience init(services: [any Service], gracefulShutdownDeadline: Duration? = nil) {
-        self.init(services: services, gracefulShutdownDeadline: gracefulShutdownDeadline, checkpoint: { _ in })
+    /// its type. When `shutdownTrigger` returns while the group runs, the group shuts down (it is cancelled when
+    /// the group ends, and must then return).
+    public convenience init(services: [any Service], gracefulShutdownDeadline: Duration? = nil,
+                            shutdownTrigger: (@Sendable () async -> Void)? = nil) {
+        self.init(services: services, gracefulShutdownDeadline: gracefulShutdownDeadline, shutdownTrigger: shutdownTrigger,
+                  checkpoint: { _ in })
     }
 
-    init(services: [any Service], gracefulShutdownDeadline: Duration?, checkpoint: @escaping @Sendable (String) async -> Void) {
+    init(services: [any Service], gracefulShutdownDeadline: Duration?, shutdownTrigger: (@Sendable () async -> Void)? = nil,
+         checkpoint: @escaping @Sendable (String) async -> Void) {
+        self.shutdownTrigger = shutdownTrigger
         self.checkpoint = checkpoint
         self.services = services
         self.names = services.map { ($0 as? any CustomStringConvertible)?.description ?? String(describing: type(of: $0)) }
@@ -72,6 +80,11 @@ public final class ServiceGroup: Sendable {
         case .none: break
         }
         await checkpoint("shutdown, requested")
+        await finished()
+    }
+
+    /// Returns once the group has finished, without asking it to (or as soon as the calling task is cancelled).
+    public func finished() async {
         await lifecycle.wait(until: { $0.isFinished }, in: \.endWaiters)
     }
 

@@ -2,13 +2,16 @@
 ///
 /// Kept inside the locked value it waits on, so that the condition turning true and the waiters being taken out
 /// are one step under one lock: a waiter can never check the condition, miss it, and then wait for ever.
-struct WaiterList {
+public struct WaiterList: Sendable {
     /// Waiters by id; nil while a waiter's continuation is not yet stored.
     private var waiters: [UInt64: CheckedContinuation<Void, Never>?] = [:]
     private var lastID: UInt64 = 0
 
+    /// No waiters.
+    public init() {}
+
     /// Takes every stored waiter out, to be resumed once the lock is released.
-    mutating func releaseAll() -> [CheckedContinuation<Void, Never>] {
+    public mutating func releaseAll() -> [CheckedContinuation<Void, Never>] {
         defer { waiters = [:] }
         return waiters.values.compactMap { $0 }
     }
@@ -33,13 +36,13 @@ struct WaiterList {
 
 extension [CheckedContinuation<Void, Never>] {
     /// Resumes every continuation (call after releasing the lock that held them).
-    func resumeAll() { for continuation in self { continuation.resume() } }
+    public func resumeAll() { for continuation in self { continuation.resume() } }
 }
 
 extension Locked {
     /// Returns once `isDone` holds for the value, or as soon as the calling task is cancelled. Whoever makes
     /// `isDone` true must, in the same `withLock`, take `waiters` out with ``WaiterList/releaseAll()`` and resume them.
-    func wait(until isDone: (Value) -> Bool, in waiters: any WritableKeyPath<Value, WaiterList> & Sendable) async {
+    public func wait(until isDone: (Value) -> Bool, in waiters: any WritableKeyPath<Value, WaiterList> & Sendable) async {
         let id = withLock { value -> UInt64? in isDone(value) ? nil : value[keyPath: waiters].enter() }
         guard let id else { return }
         await withTaskCancellationHandler {
