@@ -70,10 +70,7 @@ public final class Application: Sendable {
                                                  applicationName: Application.listenerName),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel, WebhookStore.channel],
             livenessInterval: configuration.listenerLiveness,
-            inline: { notices in
-                guard let feeds = staleMarks.withLock({ $0 }) else { return }
-                for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
-            })
+            inline: { notices in staleMarks.withLock({ $0 })?.receive(notices) })
         let applier = Locked<MigrationApplier?>(nil)
         let services = Services(configuration: configuration, pool: pool, deliveryPool: deliveryPool, logger: logger,
                                 listening: { listener?.isConnected ?? false },
