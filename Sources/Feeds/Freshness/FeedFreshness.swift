@@ -6,9 +6,9 @@ import Coordination
 /// `RequestCoordinator` shares the loads it asks for and the `BatchLoader` runs them.
 ///
 /// The rule: a caller gets a page loaded after every change this process knew of when the caller arrived. Each feed
-/// has a change count, stamped on a load as it starts ``read(_:)``; callers share a load only at the same stamp
-/// (the stamp is part of the load's key), and a finished load is cached, and a cached page served, only while its
-/// stamp is its feed's count. A change therefore retires the feed's cached pages and loads in flight at once, in
+/// has a change count, stamped on each load ``read(_:)`` asks for; callers share a load only at the same stamp (the
+/// stamp is part of the load's key), and a finished load is cached, and a cached page served, only while its stamp
+/// is its feed's count. A change therefore retires the feed's cached pages and loads in flight at once, in
 /// one step under the lock, without knowing which pages they are.
 ///
 /// Counts live in a fixed number of slots, chosen by the feed's hash: memory stays fixed however many feeds change,
