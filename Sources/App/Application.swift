@@ -61,10 +61,7 @@ public final class Application: Sendable {
                                                  applicationName: Application.listenerName),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel, WebhookStore.channel],
             livenessInterval: configuration.listenerLiveness,
-            inline: { notices in
-                guard let feeds = staleMarks.withLock({ $0 }) else { return }
-                for notice in notices where notice.channel == FeedStore.channel { feeds.markChanged(notice: notice.payload) }
-            })
+            inline: { notices in staleMarks.withLock({ $0 })?.receive(notices) })
         let readiness = Readiness(listening: { listener?.isConnected ?? false })
         self.readiness = readiness
         let migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)

@@ -2,13 +2,12 @@
 ///
 /// A pure value with O(1) operations: entries live in slots (parallel arrays) threaded by a doubly linked list from the
 /// newest (most recently inserted or read) to the oldest. Expired entries are dropped lazily, when looked up or
-/// evicted, so ``count`` may include some.
-@usableFromInline
-struct LRUCache<Key: Hashable, Value> {
+/// evicted, so ``count`` may include some. Not thread-safe: keep it inside the lock or actor that owns it.
+public struct LRUCache<Key: Hashable, Value> {
     /// A slot's place in the list and its expiry, kept apart from its key and value: walking the list and checking an
     /// expiry then never copies (and retains) a key or a value, as reading a field of a whole optional entry did.
     @usableFromInline
-    struct Links {
+    struct Links: Sendable {
         /// The slot used more recently than this one, nil for the newest.
         @usableFromInline var newer: Int?
         /// The slot used less recently than this one, nil for the oldest.
@@ -22,7 +21,7 @@ struct LRUCache<Key: Hashable, Value> {
     }
 
     /// The most entries held; inserting into a full cache first evicts the oldest. Zero keeps nothing.
-    @usableFromInline let capacity: Int
+    public let capacity: Int
     // Internal for inlining: lookups, inserts and removals are specialised in the modules that use the coordinator.
     @usableFromInline var slotsByKey: [Key: Int] = [:]
     /// By slot: its key and value (nil when the slot is free), and its links.
@@ -33,15 +32,17 @@ struct LRUCache<Key: Hashable, Value> {
     @usableFromInline var newest: Int?
     @usableFromInline var oldest: Int?
 
-    init(capacity: Int) {
+    /// An empty cache holding at most `capacity` entries (zero or less: none).
+    public init(capacity: Int) {
         self.capacity = max(0, capacity)
     }
 
-    var count: Int { slotsByKey.count }
+    /// Entries held, expired ones not yet dropped included.
+    public var count: Int { slotsByKey.count }
 
     /// The value for `key` unless it expired at or before `now`; a hit makes the entry the newest.
     @inlinable
-    mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
+    public mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
         guard let slot = slotsByKey[key] else { return nil }
         if let expiry = links[slot].expiry, expiry <= now {
             remove(key)
@@ -51,9 +52,18 @@ struct LRUCache<Key: Hashable, Value> {
         return values[slot]
     }
 
+    /// The value for `key`, for a cache whose entries never expire (inserted with a nil expiry): no clock is read.
+    /// A hit makes the entry the newest.
+    @inlinable
+    public mutating func value(for key: Key) -> Value? {
+        guard let slot = slotsByKey[key] else { return nil }
+        moveToNewest(slot)
+        return values[slot]
+    }
+
     /// Stores `value` as the newest entry, replacing any for `key`; `expiry` nil means it never expires.
     @inlinable
-    mutating func insert(_ value: Value, for key: Key, expiry: ContinuousClock.Instant?) {
+    public mutating func insert(_ value: Value, for key: Key, expiry: ContinuousClock.Instant?) {
         guard capacity > 0 else { return }
         if let slot = slotsByKey[key] {
             values[slot] = value
@@ -80,7 +90,7 @@ struct LRUCache<Key: Hashable, Value> {
 
     /// Drops the entry for `key`, if any.
     @inlinable
-    mutating func remove(_ key: Key) {
+    public mutating func remove(_ key: Key) {
         guard let slot = slotsByKey.removeValue(forKey: key) else { return }
         unlink(slot)
         keys[slot] = nil
@@ -88,7 +98,8 @@ struct LRUCache<Key: Hashable, Value> {
         freeSlots.append(slot)
     }
 
-    mutating func removeAll() {
+    /// Drops every entry.
+    public mutating func removeAll() {
         self = LRUCache(capacity: capacity)
     }
 
@@ -116,3 +127,5 @@ struct LRUCache<Key: Hashable, Value> {
         link(slot)
     }
 }
+
+extension LRUCache: Sendable where Key: Sendable, Value: Sendable {}

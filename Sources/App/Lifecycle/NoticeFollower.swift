@@ -45,9 +45,10 @@ struct NoticeFollower: Service {
                 await listener.stop()
             }
             group.addTask {
-                await Self.follow(feedNotices, channel: FeedStore.channel, apply: feeds.apply(notice:)) {
+                // Feed notices are applied as the listener reads them (its `inline` hook); only reconnections are left.
+                await Self.follow(feedNotices, channel: FeedStore.channel, apply: { _ in }) {
                     logger.warning("change-notice listener reconnected; dropping feed caches")
-                    await feeds.invalidateAll()
+                    feeds.listenerReconnected()
                 }
             }
             group.addTask {
