@@ -50,7 +50,9 @@ struct DeliveryScheduler<Instant: InstantProtocol>: Sendable where Instant.Durat
 
     /// Whether a waiting loop is woken.
     enum Wake: Sendable, Equatable {
+        /// Signal the loop: it claims at its next step instead of waiting out the poll.
         case wake
+        /// Nothing to do.
         case none
     }
 
