@@ -14,7 +14,7 @@ let package = Package(
         .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),
     ],
     targets: [
-        // C-facing modules: the only places that touch libmicrohttpd and libpq.
+        // C-facing modules: the only places that touch libmicrohttpd, libpq, libcurl and libcrypto.
         .target(
             name: "CMicroHTTPD",
             linkerSettings: [.linkedLibrary("microhttpd")]
@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // libcurl for webhook deliveries (curl_easy_setopt is variadic: one C function sets every option).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // OpenSSL's libcrypto for webhook signatures (SHA-256, HMAC-SHA256).
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
 
         // Pure Swift concurrency building blocks: locks, keyed request coordination, the service lifecycle. No I/O.
         .target(name: "Coordination", swiftSettings: strict),
@@ -30,7 +32,7 @@ let package = Package(
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
         .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "Webhooks", dependencies: ["CCurl", "HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
+        .target(name: "Webhooks", dependencies: ["CCurl", "CCrypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
         .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks"],
                 resources: [.embedInCode("openapi.yaml")], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
@@ -43,7 +45,7 @@ let package = Package(
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Interactions", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),

@@ -4,7 +4,7 @@
 #   --build-only   only what compiling needs (headers, pkg-config): no PostgreSQL server, no command-line tools
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libpq-dev libcurl4-openssl-dev pkg-config)
+packages=(libmicrohttpd-dev libpq-dev libcurl4-openssl-dev libssl-dev pkg-config)
 if [ "${1:-}" = "--build-only" ]; then
     shift
 else

@@ -35,7 +35,7 @@ struct MetricsRoute: Sendable {
         var lines = Metrics.series("switchboard_webhook_attempts_total", "counter",
                                    "Webhook delivery attempts made by this process, by outcome.",
                                    AttemptResult.Outcome.allCases.map { outcome in
-                                       ("outcome=\"\(outcome.rawValue)\"", Double(delivery.attemptsByOutcome[outcome.rawValue] ?? 0))
+                                       ("outcome=\"\(outcome.rawValue)\"", Double(delivery.attemptsByOutcome[outcome] ?? 0))
                                    })
         let claims = delivery.claimsMade
         lines += Metrics.series("switchboard_webhook_claims_total", "counter",

@@ -5,8 +5,10 @@ import Postgres
 
 /// The delivery worker of one process, run as a ``Service``: claims due messages from the outbox (every replica
 /// runs one; `SKIP LOCKED` and leases keep them from taking the same message), signs and POSTs each on one of its
-/// delivery threads (which keep their connections for the next attempt), and records the attempt. Woken by the outbox trigger's NOTIFY, and by a poll as a backstop (retries fall
-/// due without a notice). Hourly, it prunes attempts and finished messages past their retention.
+/// delivery threads (which keep their connections for the next attempt), and records the attempt. Woken by the
+/// outbox trigger's NOTIFY, and by a poll as a backstop (retries fall due without a notice). Hourly, it prunes
+/// attempts and finished messages past their retention. Every decision (when and how much to claim, retries,
+/// disabling, shutdown) is the ``DeliveryScheduler``'s; this class carries out its actions.
 ///
 /// Guarantees: at least once — a message is retried until a 2xx, until its schedule is exhausted, or while its
 /// endpoint is disabled it waits; a worker that dies mid-attempt loses only its lease. Ordering: per endpoint and
@@ -36,19 +38,18 @@ public final class WebhookDelivery: Service {
     let ready: @Sendable () async -> Void
     private let wakeup: Wakeup
     /// Where the posts run; each thread keeps its connections open for the next attempt.
-    private let threads: DeliveryThreads
+    let threads: DeliveryThreads
     /// Logs finished attempts, many to a statement when many finish together.
-    private let recorder: AttemptRecorder
-    /// Guards the attempts in flight in this process.
-    private let inFlight = Locked(0)
-    /// Guards whether the last claim filled every free slot (so more may be due: a slot coming free wakes the loop).
-    private let claimFilledSlots = Locked(false)
-    /// Guards the attempts made by this process, by outcome.
-    private let outcomes = Locked([String: UInt64]())
-    /// Guards the claims made by this process: those that found messages and those that came back empty.
-    private let claims = Locked((found: UInt64(0), empty: UInt64(0)))
-    /// Guards the notice stream subscribed in `prepare()` until `run()` takes it.
-    private let subscription = Locked<AsyncStream<ListenerEvent>?>(nil)
+    let recorder: AttemptRecorder
+    /// Guards the worker's state: the scheduler (every decision: claims, slots, retries, shutdown, and the
+    /// counters) and the notice stream subscribed in `prepare()` until `run()` takes it. A lock rather than an actor:
+    /// graceful shutdown and the metrics ask synchronously.
+    private let state: Locked<State>
+
+    private struct State {
+        var scheduler: DeliveryScheduler<ContinuousClock.Instant>
+        var subscription: AsyncStream<ListenerEvent>?
+    }
 
     /// A worker over `pool`; `notices` subscribes to the LISTEN connection (nil without one: polling only), and
     /// `ready` returns once the schema is migrated (the worker claims nothing before).
@@ -60,19 +61,29 @@ public final class WebhookDelivery: Service {
         self.threads = DeliveryThreads(limit: settings.concurrency)
         let wakeup = Wakeup()
         self.wakeup = wakeup
+        let state = Locked(State(scheduler: DeliveryScheduler(configuration: .init(settings)), subscription: nil))
+        self.state = state
         // A recorded attempt wakes the loop only when it let a waiting message through: most finish with nothing
         // behind them, and a claim for them would come back empty.
-        self.recorder = AttemptRecorder(outbox: outbox, onRelease: { wakeup.signal() })
+        self.recorder = AttemptRecorder(outbox: outbox, onRelease: {
+            if state.withLock({ $0.scheduler.messagesMayBeDue() }) == .wake { wakeup.signal() }
+        })
         self.log = log
         self.notices = notices
     }
 
-    /// Attempts made by this process since it started, by outcome (`delivered`, `http_error`, …).
-    public var attemptsByOutcome: [String: UInt64] { outcomes.withLock { $0 } }
+    /// What this process's worker has done since it started: attempts by outcome, claims by result.
+    public var counters: DeliveryCounters { state.withLock { $0.scheduler.counters } }
+
+    /// Attempts made by this process since it started, by outcome (an outcome absent has none).
+    public var attemptsByOutcome: [AttemptResult.Outcome: UInt64] { counters.attempts }
 
     /// Claims made by this process since it started: those that found due messages, and those that found none
     /// (an idle worker makes one per poll interval).
-    public var claimsMade: (found: UInt64, empty: UInt64) { claims.withLock { $0 } }
+    public var claimsMade: (found: UInt64, empty: UInt64) {
+        let counters = counters
+        return (counters.claimsWithMessages, counters.emptyClaims)
+    }
 
     /// Messages waiting for enabled endpoints, and the age in seconds of the oldest (read from the database).
     public func backlog() async throws -> (depth: Int, oldestSeconds: Double) { try await outbox.backlog() }
@@ -80,23 +91,22 @@ public final class WebhookDelivery: Service {
     /// Subscribes to notices before the listener delivers any.
     public func prepare() async throws {
         let stream = notices()
-        subscription.withLock { $0 = stream }
+        state.withLock { $0.subscription = stream }
     }
 
     /// Delivers until graceful shutdown (then lets the attempts in flight finish) or cancellation.
     public func run() async {
-        let stream = subscription.withLock { $0.take() }
+        let stream = state.withLock { $0.subscription.take() }
         let ready = ready
         guard (try? await cancelWhenGracefulShutdown { await ready() }) != nil, !Task.isCancelled else { return }
-        let stopping = Locked(false)
         await withDiscardingTaskGroup { group in
             let followers = Task { [self] in
                 await withDiscardingTaskGroup { followers in
                     if let stream {
-                        followers.addTask { [wakeup] in
+                        followers.addTask { [self] in
                             for await event in stream {
                                 if case .notification(let notice) = event, notice.channel != WebhookStore.channel { continue }
-                                wakeup.signal()
+                                wake(schedule { $0.messagesMayBeDue() })
                             }
                         }
                     }
@@ -104,89 +114,55 @@ public final class WebhookDelivery: Service {
                 }
             }
             try? await withGracefulShutdownHandler {
-                await claimLoop(group: &group, stopping: stopping)
-            } onGracefulShutdown: { [wakeup] in
-                stopping.withLock { $0 = true }
-                wakeup.signal()
+                await claimLoop(group: &group)
+            } onGracefulShutdown: { [self] in
+                wake(schedule { $0.shutdownRequested() })
             }
             followers.cancel()
         }
     }
 
-    /// Claims as many due messages as there are free slots, starts their attempts, and waits for a notice, a queue
-    /// released, a slot coming free when the last claim filled them all, or the poll interval. Claims are at least
-    /// ``WebhookSettings/claimInterval`` apart: under load, the messages committed meanwhile go in one claim.
-    private func claimLoop(group: inout DiscardingTaskGroup, stopping: Locked<Bool>) async {
-        var lastClaim: ContinuousClock.Instant?
-        while !Task.isCancelled && !stopping.withLock({ $0 }) {
-            if let lastClaim, case let since = ContinuousClock.now - lastClaim, since < settings.claimInterval {
-                try? await Task.sleep(for: settings.claimInterval - since)
-            }
-            let free = settings.concurrency - inFlight.withLock { $0 }
-            if free > 0 {
+    /// Carries out the scheduler's loop actions: claims (starting an attempt per message claimed), paces claims,
+    /// waits for a wakeup or the poll interval, until the scheduler says stop or the task is cancelled.
+    private func claimLoop(group: inout DiscardingTaskGroup) async {
+        var action = schedule { $0.loopReady(at: .now) }
+        while !Task.isCancelled {
+            switch action {
+            case .stop:
+                return
+            case .pace(let deadline):
+                try? await Task.sleep(until: deadline, clock: .continuous)
+            case .wait(let deadline):
+                await wakeup.wait(timeout: max(.zero, deadline - .now))
+            case .claim(let limit, let lease):
                 let token = UUID()
-                lastClaim = .now
                 do {
-                    let claimed = try await outbox.claim(limit: free, lease: settings.lease, token: token)
-                    claimFilledSlots.withLock { $0 = claimed.count == free }
-                    claims.withLock { if claimed.isEmpty { $0.empty += 1 } else { $0.found += 1 } }
+                    let claimed = try await outbox.claim(limit: limit, lease: lease, token: token)
+                    action = schedule { $0.claimed(claimed.count, at: .now) }
                     for message in claimed {
-                        inFlight.withLock { $0 += 1 }
                         group.addTask { [self] in
                             await attempt(message, token: token)
-                            inFlight.withLock { $0 -= 1 }
-                            if claimFilledSlots.withLock({ $0 }) { wakeup.signal() }
+                            wake(schedule { $0.attemptFinished() })
                         }
                     }
                 } catch {
                     if Task.isCancelled { return }
                     log.warning("webhook claim failed; retrying", ["error": String(describing: error)])
+                    action = schedule { $0.claimFailed(at: .now) }
                 }
+                continue
             }
-            await wakeup.wait(timeout: settings.pollInterval)
+            action = schedule { $0.loopReady(at: .now) }
         }
     }
 
-    /// Signs and sends one message, then records the attempt.
-    func attempt(_ message: ClaimedMessage, token: UUID) async {
-        let startedAt = Date()
-        let webhookID = WebhookID.text(message.id)
-        let result: AttemptResult
-        do {
-            let target = try WebhookTarget(message.url, allowPrivate: settings.allowPrivateTargets)
-            let timestamp = Int64(startedAt.timeIntervalSince1970)
-            let signature = WebhookSignature.header(id: webhookID, timestamp: timestamp, body: message.body,
-                                                    secrets: message.secrets)
-            result = await WebhookPost.send(to: target, headers: [
-                "Content-Type: application/json", "webhook-id: \(webhookID)", "webhook-timestamp: \(timestamp)",
-                "webhook-signature: \(signature)",
-            ], body: message.body, timeout: settings.timeout, allowPrivate: settings.allowPrivateTargets, on: threads)
-        } catch {
-            let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
-            result = AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil, latency: .zero)
-        }
-        outcomes.withLock { $0[result.outcome.rawValue, default: 0] += 1 }
-        let retryIn = result.outcome == .delivered ? nil
-            : RetryPlan.delay(afterAttempts: message.attempt, schedule: settings.retrySchedule,
-                              retryAfter: result.retryAfterSeconds, jitter: Double.random(in: -1 ... 1))
-        let record = WebhookOutbox.AttemptRecord(result: result, message: message, token: token, startedAt: startedAt,
-                                                 retryIn: retryIn)
-        do {
-            try await recorder.record(record)
-        } catch {
-            // The lease runs out and the message is attempted again: at least once.
-            log.warning("cannot record a webhook attempt; the message will be attempted again",
-                        ["webhook_id": webhookID, "error": String(describing: error)])
-            return
-        }
-        do {
-            if let reason = try await outbox.disableIfDue(after: record) {
-                log.info("webhook endpoint disabled", ["endpoint_id": message.endpointID.lowercased, "reason": reason])
-            }
-        } catch {
-            log.warning("cannot disable a failing webhook endpoint; the next failure tries again",
-                        ["endpoint_id": message.endpointID.lowercased, "error": String(describing: error)])
-        }
+    /// Tells the scheduler of an event, under the lock.
+    func schedule<Action: Sendable>(_ event: (inout DeliveryScheduler<ContinuousClock.Instant>) -> Action) -> Action {
+        state.withLock { event(&$0.scheduler) }
+    }
+
+    private func wake(_ wake: DeliveryScheduler<ContinuousClock.Instant>.Wake) {
+        if wake == .wake { wakeup.signal() }
     }
 
     private func pruneHourly() async {

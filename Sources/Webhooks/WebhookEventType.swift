@@ -1,4 +1,7 @@
-/// The event types an endpoint may subscribe to, and the stored interaction events they come from.
+import Interactions
+
+/// The event types an endpoint may subscribe to, and the stored interaction events they come from (``source``: the
+/// one mapping; the outbox trigger's SQL is generated from it, see ``mappingFunctionSQL``).
 public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
     /// An interaction was opened (a `state` event with state `started`).
     case interactionStarted = "interaction.started"
@@ -12,4 +15,26 @@ public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
     case interactionEnded = "interaction.ended"
     /// An interaction failed (a `state` event with state `failed`).
     case interactionFailed = "interaction.failed"
+
+    /// The stored event a type comes from: its kind and, for `state` events, the state entered (nil: any payload).
+    public var source: (kind: InteractionStore.Kind, state: InteractionState?) {
+        switch self {
+        case .interactionStarted: (.state, .started)
+        case .messageCreated: (.message, nil)
+        case .interactionAssigned: (.assignment, nil)
+        case .interactionRead: (.read, nil)
+        case .interactionEnded: (.state, .ended)
+        case .interactionFailed: (.state, .failed)
+        }
+    }
+
+    /// The type of a stored event of `kind` whose payload's `state` is `state`; nil when no endpoint can subscribe
+    /// to it (a `media` event, an unknown kind or state).
+    public init?(kind: String, state: String?) {
+        guard let type = WebhookEventType.allCases.first(where: { type in
+            let source = type.source
+            return source.kind.rawValue == kind && (source.state == nil || source.state?.rawValue == state)
+        }) else { return nil }
+        self = type
+    }
 }

@@ -115,17 +115,14 @@ struct WebhookOutbox: Sendable {
         }
     }
 
-    /// One attempt to log: what it came to, the message and the claim it ran under, and when it is due again.
+    /// One attempt to log: what it came to, the message and the claim it ran under, and what becomes of the message.
     struct AttemptRecord: Sendable {
         var result: AttemptResult
         var message: ClaimedMessage
         var token: UUID
         var startedAt: Date
-        /// Seconds until the next attempt; nil when the message is given up (or delivered).
-        var retryIn: Double?
-
-        /// The message's next status: `delivered`, `pending` (due again) or `failed` (given up).
-        var status: String { result.outcome == .delivered ? "delivered" : retryIn == nil ? "failed" : "pending" }
+        /// Delivered, due again (and when), or given up.
+        var disposition: AttemptPlan.Disposition
     }
 
     /// One element of the batch handed to the statement as JSON (`jsonb_to_recordset`); an absent key reads as null.
@@ -160,7 +157,8 @@ struct WebhookOutbox: Sendable {
                              responseStatus: record.result.status,
                              latencyMS: Int(record.result.latency.wholeMilliseconds),
                              error: record.result.error, attemptedAt: RFC3339.string(from: record.startedAt),
-                             token: record.token, status: record.status, retryIn: record.retryIn ?? 0,
+                             token: record.token, status: record.disposition.status,
+                             retryIn: record.disposition.retryIn ?? 0,
                              interactionID: record.message.interactionID, eventSeq: record.message.eventSeq)
         }
         let input = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
@@ -170,14 +168,14 @@ struct WebhookOutbox: Sendable {
         return Int(try result.first?.decode("released", as: Int64.self) ?? 0)
     }
 
-    /// After an attempt is logged: a `410 Gone` disables the endpoint; a message given up after a schedule in which
-    /// nothing reached the endpoint disables it too. Returns the reason when it disabled it.
-    func disableIfDue(after record: AttemptRecord) async throws -> String? {
-        let (result, message, startedAt, status) = (record.result, record.message, record.startedAt, record.status)
-        guard result.outcome == .gone || status == "failed" else { return nil }
+    /// After an attempt is logged: a `410 Gone` disables the endpoint (``AttemptPlan/DisableCheck/gone``); a
+    /// message given up after a schedule in which nothing reached the endpoint disables it too
+    /// (``AttemptPlan/DisableCheck/scheduleExhausted``). Returns the reason when it disabled it.
+    func disable(_ check: AttemptPlan.DisableCheck, after record: AttemptRecord) async throws -> String? {
+        let (result, message, startedAt) = (record.result, record.message, record.startedAt)
         return try await pool.withTransaction { connection -> String? in
             var reason: String?
-            if result.outcome == .gone {
+            if check == .gone {
                 reason = "The endpoint answered 410 Gone at \(RFC3339.string(from: startedAt)); re-enable it to resume deliveries."
             } else {
                 let delivered = try await connection.query("""

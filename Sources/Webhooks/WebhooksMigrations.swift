@@ -1,9 +1,10 @@
 import Postgres
 
 /// The webhooks schema: endpoints, the outbox of messages (one per event and subscribed endpoint) and the attempt
-/// log. The outbox is filled by a trigger on `interaction_events`, so a message exists exactly when its event
-/// committed: a rolled-back write leaves none, a committed one cannot lose its message, and no module that writes
-/// events needs to know of webhooks.
+/// log. The outbox is filled by a trigger on `interaction_events` (the Interactions module's table, read by
+/// declared dependency), so a message exists exactly when its event committed: a rolled-back write leaves none, a
+/// committed one cannot lose its message, and the Interactions module, which writes events, needs no knowledge of
+/// webhooks. The body is built in the event's transaction from the event and its interaction as they stood then.
 public enum WebhooksMigrations {
     /// Migrations owned by this module (versions 400–499).
     public static let all: [Migration] = [
@@ -165,5 +166,52 @@ public enum WebhooksMigrations {
             END
             $$;
             """),
+        // The trigger maps kinds to types through `webhook_event_type`, generated from `WebhookEventType.source`
+        // (before, the trigger spelled the mapping out a second time).
+        Migration(version: 403, name: "webhook event types from one mapping", sql: installedEventTypeMapping + """
+            CREATE OR REPLACE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                event_type text;
+                queued bigint;
+            BEGIN
+                event_type := webhook_event_type(NEW.kind, NEW.payload->>'state');
+                IF event_type IS NULL THEN RETURN NULL; END IF;
+                INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
+                SELECT e.id, i.tenant_id, NEW.interaction_id, NEW.seq, event_type,
+                       jsonb_build_object('type', event_type, 'timestamp', webhook_time(NEW.created_at), 'data',
+                           CASE WHEN NEW.kind = 'state' THEN jsonb_build_object(
+                                    'id', i.id, 'customer_id', i.customer_id, 'subject', i.subject, 'state', i.state,
+                                    'failure_reason', i.failure_reason, 'created_at', webhook_time(i.created_at),
+                                    'ended_at', webhook_time(i.ended_at), 'seq', NEW.seq)
+                                ELSE NEW.payload || jsonb_build_object('seq', NEW.seq, 'created_at', webhook_time(NEW.created_at))
+                           END || jsonb_build_object('tenant_id', i.tenant_id, 'interaction_id', NEW.interaction_id,
+                                                     'event_id', NEW.interaction_id::text || ':' || NEW.seq))::text
+                FROM interactions i
+                JOIN webhook_endpoints e ON e.tenant_id = i.tenant_id AND e.disabled_at IS NULL AND event_type = ANY (e.events)
+                WHERE i.id = NEW.interaction_id;
+                GET DIAGNOSTICS queued = ROW_COUNT;
+                IF queued > 0 THEN PERFORM pg_notify('\(WebhookStore.channel)', ''); END IF;
+                RETURN NULL;
+            END
+            $$;
+            """),
     ]
+
+    /// `webhook_event_type` as the database has it: ``WebhookEventType/mappingFunctionSQL`` when migration 403 was
+    /// written, kept verbatim because an applied migration never changes. A test checks that the two still agree;
+    /// when the mapping changes, add a migration installing the new text and keep its text here.
+    static let installedEventTypeMapping = """
+        CREATE OR REPLACE FUNCTION webhook_event_type(event_kind text, event_state text) RETURNS text
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE
+                WHEN event_kind = 'state' AND event_state = 'started' THEN 'interaction.started'
+                WHEN event_kind = 'message' THEN 'message.created'
+                WHEN event_kind = 'assignment' THEN 'interaction.assigned'
+                WHEN event_kind = 'read' THEN 'interaction.read'
+                WHEN event_kind = 'state' AND event_state = 'ended' THEN 'interaction.ended'
+                WHEN event_kind = 'state' AND event_state = 'failed' THEN 'interaction.failed'
+            END
+        $$;
+
+        """
 }

@@ -1,0 +1,34 @@
+import Interactions
+import Testing
+@testable import Webhooks
+
+@Suite("Webhook event types from stored interaction events: one mapping, in Swift and in the trigger")
+struct EventTypeMappingTests {
+    @Test(arguments: [
+        ("state", "started", WebhookEventType.interactionStarted), ("state", "ended", .interactionEnded),
+        ("state", "failed", .interactionFailed), ("message", nil, .messageCreated),
+        ("assignment", nil, .interactionAssigned), ("read", nil, .interactionRead),
+    ] as [(String, String?, WebhookEventType)])
+    func eachStoredEventMapsToItsType(kind: String, state: String?, type: WebhookEventType) {
+        #expect(WebhookEventType(kind: kind, state: state) == type)
+    }
+
+    @Test func eventsNoEndpointCanSubscribeToMapToNothing() {
+        #expect(WebhookEventType(kind: "media", state: nil) == nil)
+        #expect(WebhookEventType(kind: "state", state: nil) == nil)
+        #expect(WebhookEventType(kind: "state", state: "paused") == nil)
+        #expect(WebhookEventType(kind: "typing", state: nil) == nil)
+    }
+
+    @Test func everyTypeComesFromItsOwnSource() {
+        for type in WebhookEventType.allCases {
+            #expect(WebhookEventType(kind: type.source.kind.rawValue, state: type.source.state?.rawValue) == type)
+        }
+    }
+
+    /// The database has what a migration installed; the mapping must not move on without a migration of its own.
+    @Test func theInstalledTriggerMappingIsTheOneGeneratedFromSwift() {
+        #expect(WebhooksMigrations.installedEventTypeMapping == WebhookEventType.mappingFunctionSQL)
+        #expect(WebhooksMigrations.all.last?.sql.hasPrefix(WebhooksMigrations.installedEventTypeMapping) == true)
+    }
+}
