@@ -62,7 +62,7 @@ echo "== test" >&2
 # Some tests run on their own afterwards, because their claims are about a machine under normal load, not one
 # saturated by the rest of the suite: cross-replica freshness, and the hundreds-of-concurrent-clients tests.
 # Also run alone: tests whose claims rest on time (expiries, deadlines) or that load the machine themselves.
-quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads|slowHeadsFromOneAddress|aLogNobodyReads|theFeedPageIndexIsBounded"
+quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads|slowHeadsFromOneAddress|aLogNobodyReads|theFeedPagesKeptAreBounded"
 quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anExpiredSessionsStreamEnds|DatabaseBlackhole"
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
 quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker"

@@ -54,23 +54,26 @@ public final class Application: Sendable {
             maxConnections: min(4, configuration.webhooks.concurrency), acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
-        let staleMarks = Locked<FeedService?>(nil)
+        let feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache)
         let listener = try? PostgresListener(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  statementDeadline: min(configuration.statementDeadline, .seconds(10)),
                                                  applicationName: Application.listenerName),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel, WebhookStore.channel],
             livenessInterval: configuration.listenerLiveness,
-            inline: { notices in staleMarks.withLock({ $0 })?.receive(notices) })
+            inline: { event in
+                if case .listening(afterGap: true) = event {
+                    logger.warning("change-notice listener reconnected; dropping feed caches")
+                }
+                feeds.receive(event)
+            })
         let readiness = Readiness(listening: { listener?.isConnected ?? false })
         self.readiness = readiness
         let migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
         self.migrationApplier = migrationApplier
-        let services = Services(configuration: configuration, pool: pool, deliveryPool: deliveryPool, logger: logger,
-                                listening: { listener?.isConnected ?? false },
+        let services = Services(configuration: configuration, pool: pool, deliveryPool: deliveryPool, feeds: feeds, logger: logger,
                                 notices: { listener?.notifications() },
                                 migrated: { await migrationApplier.over.wait() })
-        staleMarks.withLock { $0 = services.feeds }
         self.services = services
         let servers = Locked<[HTTPServer]>([])
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,

@@ -15,13 +15,13 @@ struct Services: Sendable {
     let interactionEvents: InteractionEvents
     let webhooks: WebhookDelivery
 
-    init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, logger: Logger, listening: @escaping @Sendable () -> Bool,
+    init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, feeds: FeedService, logger: Logger,
          notices: @escaping @Sendable () -> AsyncStream<ListenerEvent>?, migrated: @escaping @Sendable () async -> Void) {
         accounts = AccountStore(pool: pool)
         tokens = TokenStore(store: accounts)
         let limiter = configuration.rateLimitPerMinute > 0 ? RateLimiter(perMinute: configuration.rateLimitPerMinute) : nil
         guardian = AccessGuard(tokens: tokens, limiter: limiter)
-        feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache, listening: listening)
+        self.feeds = feeds
         interactionEvents = InteractionEvents(
             pool: pool, heartbeat: configuration.heartbeat, reconnectDelay: configuration.reconnectDelay,
             streamsPerPrincipal: configuration.streamsPerPrincipal,

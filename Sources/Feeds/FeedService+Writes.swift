@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension FeedService {
     /// Adds an item; returns once it is committed and this replica no longer serves the feed's old pages.
@@ -27,7 +28,7 @@ extension FeedService {
     /// acknowledged. A write that fails retires them too: it may have committed before failing.
     private func write<T: Sendable>(_ feed: FeedAddress, _ body: (String) async throws -> (T, Bool)) async throws -> T {
         let notice = feed.notice(nonce: UUID().lowercased)
-        let followEcho = listening()
+        let followEcho = listening.load(ordering: .acquiring)
         if followEcho { freshness.withLock { $0.expectEcho(notice) } }
         let (result, changed): (T, Bool)
         do {

@@ -2,6 +2,7 @@ import Coordination
 import Accounts
 import Foundation
 import Postgres
+import Synchronization
 
 /// Feed reads served from memory while current and otherwise loaded once for all concurrent callers, and feed
 /// writes acknowledged once this replica (and, through the change notices, the others) no longer serves the old
@@ -21,25 +22,25 @@ public final class FeedService: Sendable {
     /// Reads of different pages that miss the cache together share a statement (`FeedStore.pages`): a busy replica
     /// reading many distinct feeds then runs a few statements for many requests instead of one each.
     let reads: BatchLoader<FeedPageLoad, FeedPageResult>
-    /// Whether change notices come back to this process (a listener runs); writes then wait for their echo.
-    let listening: @Sendable () -> Bool
+    /// Whether change notices come back to this process now (its listener listens); writes then wait for their
+    /// echo. Set by ``receive(_:)``.
+    let listening = Atomic<Bool>(false)
     let echoTimeout: Duration
     /// Whether pages are kept in memory; when not, there is nothing for the synchronous fast path to find.
     public let caching: Bool
 
     /// A service over `store`; `caching: false` keeps load sharing but serves every read from Postgres.
     ///
-    /// `listening` tells whether this process's change-notice listener is connected; while it is, a write is
-    /// acknowledged only once its notice has come back (at most `echoTimeout` later). Notices reach the service
-    /// through ``receive(_:)``, which the listener must call as it reads them.
+    /// The service hears change notices, and whether they reach it, through ``receive(_:)``: the listener's inline
+    /// observer. While they do, a write is acknowledged only once its notice has come back (at most `echoTimeout`
+    /// later).
     ///
     /// `changeCountSlots` (a power of two) bounds the memory of the feeds' change counts; feeds sharing a slot retire
     /// each other's cached pages on a change (see ``FeedFreshness``).
     public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000,
-                listening: @escaping @Sendable () -> Bool = { false }, echoTimeout: Duration = .milliseconds(500),
+                echoTimeout: Duration = .milliseconds(500),
                 changeCountSlots: Int = 4096) {
         self.store = store
-        self.listening = listening
         self.echoTimeout = echoTimeout
         self.caching = caching
         self.freshness = Locked(Freshness(maxPages: caching ? maxCachedPages : 0, slots: changeCountSlots))
@@ -78,20 +79,24 @@ public final class FeedService: Sendable {
         freshness.withLock { $0.cachedPage(key) }
     }
 
-    /// Applies change notices the moment the listener reads them (call it from the listener's `inline` hook,
-    /// before any task is scheduled): another replica's change retires the feed's pages here at once, so a read right
-    /// after that replica acknowledged its write does not get the old page; this process's own notices release
-    /// their waiting writers without retiring anything. Notices on other channels are ignored.
-    public func receive(_ notices: [PostgresNotification]) {
-        for notice in notices where notice.channel == FeedStore.channel {
-            guard let feed = FeedAddress(notice: notice.payload) else { continue }
-            freshness.withLock { $0.noticed(notice.payload, about: feed) }?.resume()
+    /// What the listener hears, the moment it hears it (call it from the listener's `inline` hook, before any task
+    /// is scheduled). Another replica's change notice retires the feed's pages here at once, so a read right after
+    /// that replica acknowledged its write does not get the old page; this process's own notices release their
+    /// waiting writers without retiring anything; notices on other channels are ignored. Listening again after a
+    /// gap retires every page and load, since notices may have been missed.
+    public func receive(_ event: ListenerInlineEvent) {
+        switch event {
+        case .notifications(let notices):
+            for notice in notices where notice.channel == FeedStore.channel {
+                guard let feed = FeedAddress(notice: notice.payload) else { continue }
+                freshness.withLock { $0.noticed(notice.payload, about: feed) }?.resume()
+            }
+        case .listening(let afterGap):
+            if afterGap { freshness.withLock { $0.reconnected() } }
+            listening.store(true, ordering: .releasing)
+        case .notListening:
+            listening.store(false, ordering: .releasing)
         }
-    }
-
-    /// Retires every page and load: the listener reconnected, so notices may have been missed.
-    public func listenerReconnected() {
-        freshness.withLock { $0.reconnected() }
     }
 
     /// Loads started, callers joined, cache hits and pages cached, for metrics.

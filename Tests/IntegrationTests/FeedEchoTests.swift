@@ -11,14 +11,9 @@ struct FeedEchoTests {
     @Test func aWriteIsAcknowledgedOnceItsEchoIsBackAndTheEchoCostsNoReload() async throws {
         let database = try await MigratedDatabase.create(maxConnections: 4)
         let tenant = try await database.tenants(["T"])[0]
-        /// Guards the service the listener hands notices to (built after the listener, as in the application).
-        let late = Locked<FeedService?>(nil)
+        let service = FeedService(store: FeedStore(pool: database.pool), echoTimeout: .seconds(60))
         let listener = try PostgresListener(configuration: PostgresConfiguration(connectionString: database.database.url),
-                                            channels: [FeedStore.channel],
-                                            inline: { notices in late.withLock({ $0 })?.receive(notices) })
-        let service = FeedService(store: FeedStore(pool: database.pool), listening: { listener.isConnected },
-                                  echoTimeout: .seconds(60))
-        late.withLock { $0 = service }
+                                            channels: [FeedStore.channel], inline: service.receive)
         listener.start()
         let connected = await eventually(timeout: .seconds(30)) { listener.isConnected }
         try #require(connected)
@@ -42,8 +37,8 @@ struct FeedEchoTests {
     @Test func withoutItsEchoAWriteWaitsOnlyItsTimeout() async throws {
         let database = try await MigratedDatabase.create(maxConnections: 2)
         let tenant = try await database.tenants(["T"])[0]
-        let service = FeedService(store: FeedStore(pool: database.pool), listening: { true },
-                                  echoTimeout: .milliseconds(100))
+        let service = FeedService(store: FeedStore(pool: database.pool), echoTimeout: .milliseconds(100))
+        service.receive(.listening(afterGap: false)) // a listener that hears nothing
         let start = ContinuousClock.now
         _ = try await service.insert(Self.item("first"), into: FeedAddress(tenantID: tenant, key: "news"))
         let waited = ContinuousClock.now - start

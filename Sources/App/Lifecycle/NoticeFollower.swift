@@ -6,12 +6,11 @@ import Interactions
 import Postgres
 
 /// The LISTEN connection and what follows it, as one service: change notices from every replica (this one
-/// included) applied to the feed caches, to the interaction event streams and to revoked sessions' streams — each
-/// channel by one task of its own, so each keeps the notices' order. At graceful shutdown the listener stops, which
+/// included) applied to the interaction event streams and to revoked sessions' streams — each channel by one task
+/// of its own, so each keeps the notices' order. (Feed notices are applied by the listener's inline hook.) At graceful shutdown the listener stops, which
 /// ends the notice streams, and `run()` returns once every follower is done.
 struct NoticeFollower: Service {
-    private typealias Subscriptions = (feeds: AsyncStream<ListenerEvent>, interactions: AsyncStream<ListenerEvent>,
-                                       revocations: AsyncStream<ListenerEvent>)
+    private typealias Subscriptions = (interactions: AsyncStream<ListenerEvent>, revocations: AsyncStream<ListenerEvent>)
     let listener: PostgresListener
     let services: Services
     let logger: Logger
@@ -26,14 +25,13 @@ struct NoticeFollower: Service {
 
     /// Subscribes before the listener starts, so no notice falls before a follower exists.
     func prepare() async throws {
-        let streams = (listener.notifications(), listener.notifications(), listener.notifications())
+        let streams = (listener.notifications(), listener.notifications())
         subscriptions.withLock { $0 = streams }
         listener.start()
     }
 
     func run() async {
-        guard let (feedNotices, interactionNotices, revocationNotices) = subscriptions.withLock({ $0.take() }) else { return }
-        let feeds = services.feeds
+        guard let (interactionNotices, revocationNotices) = subscriptions.withLock({ $0.take() }) else { return }
         let interactions = services.interactionEvents
         let accounts = services.accounts
         let tokens = services.tokens
@@ -43,13 +41,6 @@ struct NoticeFollower: Service {
             group.addTask {
                 try? await gracefulShutdown()
                 await listener.stop()
-            }
-            group.addTask {
-                // Feed notices are applied as the listener reads them (its `inline` hook); only reconnections are left.
-                await Self.follow(feedNotices, channel: FeedStore.channel, apply: { _ in }) {
-                    logger.warning("change-notice listener reconnected; dropping feed caches")
-                    feeds.listenerReconnected()
-                }
             }
             group.addTask {
                 await Self.followInRuns(interactionNotices, channel: InteractionStore.channel,

@@ -5,10 +5,12 @@ extension PostgresListener {
     /// Connects, listens and relays until cancelled, reconnecting with backoff whenever the connection is lost.
     func run() async {
         var backoff = ReconnectBackoff(initial: reconnectDelay, cap: Self.reconnectDelayCap)
+        var listenedBefore = false
         while !Task.isCancelled {
             if let connection = await openListeningConnection() {
                 backoff.reset()
-                await relay(from: connection)
+                await relay(from: connection, afterGap: listenedBefore)
+                listenedBefore = true
             }
             do {
                 try await Task.sleep(for: backoff.nextDelay())
@@ -36,7 +38,8 @@ extension PostgresListener {
 
     /// Announces the connection, passes its notifications on until it breaks or the task is cancelled, then
     /// closes it.
-    private func relay(from connection: PostgresConnection) async {
+    private func relay(from connection: PostgresConnection, afterGap: Bool) async {
+        inline?(.listening(afterGap: afterGap))
         state.withLock { $0.connected(backendPID: connection.backendPID) }
         var failure: PostgresError?
         do {
@@ -47,12 +50,13 @@ extension PostgresListener {
                     _ = try await connection.query("SELECT 1")
                     continue
                 }
-                inline?(notifications)
+                inline?(.notifications(notifications))
                 state.withLock { $0.publish(notifications) }
             }
         } catch {
             failure = error as? PostgresError
         }
+        inline?(.notListening)
         state.withLock { $0.disconnected(error: failure) }
         connection.close()
     }

@@ -30,20 +30,21 @@ public final class PostgresListener: Sendable {
     public let livenessInterval: Duration
     /// Guards the loop task, the subscribers' continuations, and the connection status.
     let state = Locked(ListenerState())
-    /// Sees each batch of notifications first, on the listener's own task, before any stream does.
-    let inline: (@Sendable ([PostgresNotification]) -> Void)?
+    /// Sees each batch of notifications and each change of the connection first, on the listener's own task,
+    /// before any stream does.
+    let inline: (@Sendable (ListenerInlineEvent) -> Void)?
 
     /// Describes a listener; nothing is contacted until ``start()``.
     ///
     /// Channel names are spliced into `LISTEN` (which takes no parameters), so each must match
     /// `[a-z_][a-z0-9_]*` and be at most 63 characters; otherwise, or with no channels, this throws `.misuse`.
     ///
-    /// `inline`, when given, is called with each batch of notifications as soon as it is read, before the streams
-    /// get it — for work that must not wait for a consumer task to be scheduled (marking caches stale, say). It
-    /// must be quick and must never block.
+    /// `inline`, when given, is called with each batch of notifications as soon as it is read, and whenever the
+    /// listener starts or stops listening, before the streams hear of it — for work that must not wait for a
+    /// consumer task to be scheduled (marking caches stale, say). It must be quick and must never block.
     public init(
         configuration: PostgresConfiguration, channels: [String], reconnectDelay: Duration = .milliseconds(500),
-        livenessInterval: Duration = .seconds(10), inline: (@Sendable ([PostgresNotification]) -> Void)? = nil
+        livenessInterval: Duration = .seconds(10), inline: (@Sendable (ListenerInlineEvent) -> Void)? = nil
     ) throws(PostgresError) {
         guard !channels.isEmpty else { throw PostgresError(.misuse, "a listener needs at least one channel") }
         var unique: [String] = []
