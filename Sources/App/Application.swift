@@ -30,8 +30,10 @@ public final class Application: Sendable {
 
     /// Wires the service; nothing runs until `run()`. With `signals`, catching them starts now (they no longer
     /// stop the process), and the first one shuts the service down.
-    public init(configuration: Configuration, logger: Logger, migrations: [Migration] = Migrations.all,
-                shutdownSignals signals: [Int32] = []) {
+    ///
+    /// `logWriter` is the writer behind `logger`, when it has one (its dropped lines are counted in the metrics).
+    public init(configuration: Configuration, logger: Logger, logWriter: LogWriter? = nil,
+                migrations: [Migration] = Migrations.all, shutdownSignals signals: [Int32] = []) {
         self.configuration = configuration
         self.logger = logger
         let metrics = Metrics()
@@ -77,7 +79,7 @@ public final class Application: Sendable {
         self.services = services
         let servers = Locked<[HTTPServer]>([])
         let router = Routes.router(configuration: configuration, logger: logger, pool: pool, readiness: readiness,
-                                   services: services, metrics: metrics,
+                                   services: services, metrics: metrics, logDropped: { logWriter?.droppedLines ?? 0 },
                                    servers: { servers.withLock { $0 } })
         self.routes = router.routes
         let responder = router.buildResponder()

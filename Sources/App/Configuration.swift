@@ -26,6 +26,8 @@ public struct Configuration: Sendable {
     public var poolTimeout: Duration
     /// The lowest level written to the log (`LOG_LEVEL`).
     public var logLevel: LogLevel
+    /// Bytes of log lines that may wait to be written (`LOG_BUFFER_BYTES`); when full, lines are dropped and counted.
+    public var logBufferBytes: Int
     /// How long shutdown waits for in-flight requests (`SHUTDOWN_DEADLINE_SECONDS`).
     public var shutdownDeadline: Duration
     /// The operator's bearer token for `/v1/admin/*` (`SWITCHBOARD_ADMIN_TOKEN`); the admin API is off when unset.
@@ -59,7 +61,7 @@ public struct Configuration: Sendable {
     public init(server: ServerConfiguration = ServerConfiguration(), streamServer: ServerConfiguration? = nil,
                 streamHandoff: Bool = true, databaseURL: String,
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
-                shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
+                logBufferBytes: Int = 4 << 20, shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
                 testRoutes: Bool = false, streamsPerPrincipal: Int = 20, metricsToken: String? = nil,
                 statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
@@ -71,6 +73,7 @@ public struct Configuration: Sendable {
         self.poolSize = poolSize
         self.poolTimeout = poolTimeout
         self.logLevel = logLevel
+        self.logBufferBytes = logBufferBytes
         self.shutdownDeadline = shutdownDeadline
         self.adminToken = adminToken
         self.rateLimitPerMinute = rateLimitPerMinute
@@ -126,6 +129,7 @@ public struct Configuration: Sendable {
             poolSize: try reader.integer("DATABASE_POOL_SIZE", default: 10, in: 1 ... 1000),
             poolTimeout: .milliseconds(try reader.integer("DATABASE_POOL_TIMEOUT_MS", default: 5000, in: 1 ... 600_000)),
             logLevel: try reader.logLevel("LOG_LEVEL", default: .info),
+            logBufferBytes: try reader.integer("LOG_BUFFER_BYTES", default: 4 << 20, in: 4096 ... 1 << 30),
             shutdownDeadline: .seconds(try reader.integer("SHUTDOWN_DEADLINE_SECONDS", default: 10, in: 0 ... 3600)),
             adminToken: try reader.secret("SWITCHBOARD_ADMIN_TOKEN"),
             rateLimitPerMinute: try reader.integer("RATE_LIMIT_PER_MINUTE", default: 600, in: 0 ... 1_000_000),

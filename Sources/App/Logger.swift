@@ -36,9 +36,11 @@ public struct Logger: Sendable {
         self.sink = sink
     }
 
-    /// Writes a line to standard error, whole, without blocking the caller (see ``LogWriter``).
+    /// Writes a line to standard error, whole, at once (the service logs through a ``LogWriter`` instead, which
+    /// never blocks the caller).
     public static let standardError: @Sendable (String) -> Void = { line in
-        LogWriter.shared.write(line)
+        let bytes = Array((line + "\n").utf8)
+        bytes.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }
 
     /// Logs `message` with `fields` at `level`, when enabled.

@@ -40,7 +40,8 @@ enum Routes {
     static let eventStreamPaths = [PathPattern(InteractionRoutes.eventStreamTemplate)]
 
     static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness,
-                       services: Services, metrics: Metrics, servers: @escaping @Sendable () -> [HTTPServer]) -> Router {
+                       services: Services, metrics: Metrics, logDropped: @escaping @Sendable () -> Int,
+                       servers: @escaping @Sendable () -> [HTTPServer]) -> Router {
         var router = Router()
         let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in
             metrics.record(entry)
@@ -55,7 +56,7 @@ enum Routes {
         router.use(MigrationGate(readiness: readiness))
         HealthRoutes(pool: pool, readiness: readiness).register(on: &router)
         MetricsRoute(metrics: metrics, pool: pool, services: services, servers: servers, token: configuration.metricsToken,
-                     logDropped: { LogWriter.shared.droppedLines }).register(on: &router)
+                     logDropped: logDropped).register(on: &router)
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)

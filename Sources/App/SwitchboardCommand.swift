@@ -68,15 +68,18 @@ public enum SwitchboardCommand {
             FileHandle.standardError.write(Data("switchboard: invalid configuration: \(error)\n".utf8))
             exit(2)
         }
-        let logger = Logger(level: configuration.logLevel)
-        let application = Application(configuration: configuration, logger: logger, shutdownSignals: [SIGTERM, SIGINT])
+        // Made first and finished last: every line of the run goes through it.
+        let writer = LogWriter(capacityBytes: configuration.logBufferBytes, descriptor: 2)
+        let logger = Logger(level: configuration.logLevel, sink: writer.write)
+        let application = Application(configuration: configuration, logger: logger, logWriter: writer,
+                                      shutdownSignals: [SIGTERM, SIGINT])
         do {
             try await application.run()
-            LogWriter.shared.flush()
+            writer.finish()
             exit(0)
         } catch {
             logger.error("cannot start", ["error": StartFailure.describe(error, configuration: configuration)])
-            LogWriter.shared.flush()
+            writer.finish()
             exit(1)
         }
     }

@@ -93,7 +93,7 @@ struct ApplicationTests {
 
     @Test func invalidConfigurationStopsStartUpNamingTheVariable() async throws {
         for (variable, value) in [("PORT", "eighty"), ("PORT", "70000"), ("LOG_LEVEL", "loud"), ("HOST", "not-an-ip"),
-                                  ("DATABASE_POOL_SIZE", "0")] {
+                                  ("DATABASE_POOL_SIZE", "0"), ("LOG_BUFFER_BYTES", "lots"), ("LOG_BUFFER_BYTES", "100")] {
             let (status, output) = try await onThread { try Self.runRefused(variable, value) }
             #expect(status == 2)
             let lines = output.split(separator: "\n")
