@@ -45,9 +45,9 @@ let package = Package(
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Interactions", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Interactions", "Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient"], swiftSettings: strict),
+        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),
     ]
 )

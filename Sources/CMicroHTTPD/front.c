@@ -44,6 +44,8 @@ struct sb_front {
        in deadline order). Touched only by the front's thread, and by sb_front_stop after that thread has ended. */
     struct sb_pending *head, *tail;
     unsigned int pending_count;
+    /* pending_count, published for other threads to read. */
+    _Atomic uint64_t waiting;
     int64_t accept_paused_until_ms;
     _Atomic uint64_t heads_late;
 };
@@ -75,6 +77,7 @@ static void sb_front_unlink(sb_front *front, struct sb_pending *entry) {
     if (entry->prev != NULL) entry->prev->next = entry->next; else front->head = entry->next;
     if (entry->next != NULL) entry->next->prev = entry->prev; else front->tail = entry->prev;
     front->pending_count--;
+    atomic_store_explicit(&front->waiting, front->pending_count, memory_order_relaxed);
 }
 
 /* The request target in a request line ("GET /path HTTP/1.1"), or NULL. */
@@ -234,6 +237,7 @@ static void sb_front_accept(sb_front *front) {
         if (front->tail != NULL) front->tail->next = entry; else front->head = entry;
         front->tail = entry;
         front->pending_count++;
+        atomic_store_explicit(&front->waiting, front->pending_count, memory_order_relaxed);
     }
 }
 
@@ -387,6 +391,10 @@ uint16_t sb_front_port(const sb_front *front) { return front->port; }
 
 uint64_t sb_front_heads_late(const sb_front *front) {
     return atomic_load_explicit(&front->heads_late, memory_order_relaxed);
+}
+
+uint64_t sb_front_waiting(const sb_front *front) {
+    return atomic_load_explicit(&front->waiting, memory_order_relaxed);
 }
 
 uint64_t sb_front_refused_by_address(const sb_front *front) {

@@ -178,6 +178,12 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     @inlinable
     public var waitingKeyCount: Int { state.withLock { $0.waiting.count } }
 
+    /// Batches running now, their answers delivered or not yet (0 once the loader is idle).
+    public var batchesRunning: Int { state.withLock { $0.running } }
+
+    /// Callers and deliveries waiting for a batch to take their keys (a key asked for twice counts twice).
+    public var waitingRequestCount: Int { state.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
+
     /// Up to `maxBatchSize` keys with their waiters, oldest first; nil (and one runner fewer) when none waits.
     @inlinable
     func nextBatch() -> [(key: Key, waiters: [Waiter])]? {

@@ -46,6 +46,9 @@ final class ConnectionFront: @unchecked Sendable {
     /// Connections closed as accepted, their address being at its limit (0 once stopped).
     var refusedByAddress: UInt64 { finalHeadsLate.withLock { $0 == nil ? sb_front_refused_by_address(pointer) : 0 } }
 
+    /// Connections waiting for their request head now (0 once stopped).
+    var waiting: Int { finalHeadsLate.withLock { $0 == nil ? Int(sb_front_waiting(pointer)) : 0 } }
+
     /// Connections closed because their request head did not come in time.
     var headsLate: Int { finalHeadsLate.withLock { $0 ?? Int(sb_front_heads_late(pointer)) } }
 

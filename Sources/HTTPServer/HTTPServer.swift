@@ -121,6 +121,10 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Connections accepted that are still waiting for their request head before being handed to a daemon (only
+    /// with a connection handoff, whose front reads heads; 0 otherwise).
+    public var connectionsWaitingForHead: Int { front?.waiting ?? 0 }
+
     /// Connections the front closed as it accepted them, because their address held as many as it may.
     public var connectionsRefusedByAddress: Int { Int(front?.refusedByAddress ?? 0) }
 

@@ -18,6 +18,16 @@ final class Wakeup: Sendable {
 
     /// Guards whether a signal is pending, the loop's continuation while it waits, and which wait is current.
     private let state = Locked(State())
+    /// Sleeps for a wait's timeout (throwing when cancelled): `Task.sleep` but in tests.
+    private let sleep: @Sendable (Duration) async throws -> Void
+
+    /// A wakeup whose timeouts are measured by `sleep`.
+    init(sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+        self.sleep = sleep
+    }
+
+    /// Whether the loop waits now (for tests: a signal given now ends a wait in progress).
+    var isWaiting: Bool { state.withLock { $0.waiter != nil } }
 
     /// Wakes the waiter, or the next one if none waits now.
     func signal() {
@@ -39,7 +49,7 @@ final class Wakeup: Sendable {
             return state.wait
         }
         let timer = Task { [self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await sleep(timeout)) != nil else { return }
             expire(current)
         }
         defer { timer.cancel() }

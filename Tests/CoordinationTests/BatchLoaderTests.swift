@@ -87,7 +87,7 @@ struct BatchLoaderTests {
         let doomed = Task { try await loader.value(for: "shared") }
         let survivor = Task { try await loader.value(for: "shared") }
         let other = Task { try await loader.value(for: "other") }
-        try await Task.sleep(for: .milliseconds(20))
+        await waitUntil { loader.waitingRequestCount == 3 }
         doomed.cancel()
         await #expect(throws: CancellationError.self) { try await doomed.value }
         recorder.gate.open()
@@ -102,7 +102,7 @@ struct BatchLoaderTests {
         let bad = Task { try await loader.value(for: "bad") }
         await waitUntil { recorder.batches.withLock { $0.count } == 1 }
         let good = Task { try await loader.value(for: "good") }
-        try await Task.sleep(for: .milliseconds(20))
+        await waitUntil { loader.waitingRequestCount == 1 }
         recorder.gate.open()
         await #expect(throws: TestFailure.self) { try await bad.value }
         #expect(try await good.value == "value of good")
@@ -128,7 +128,8 @@ struct BatchLoaderTests {
         recorder.gate.open()
         #expect(try await waiting.value == "value of kept")
         await waitUntil { delivered.withLock { $0.count } == 3 }
-        try await Task.sleep(for: .milliseconds(20))  // room for a wrong second delivery to show
+        // Every batch is over (the loader is idle), so a wrong second delivery would have been made by now.
+        await waitUntil { loader.batchesRunning == 0 }
         #expect(delivered.withLock { $0 } == ["taken": ["value of taken"], "kept": ["value of kept"], "missing": [nil]])
         #expect(recorder.batches.withLock { $0 }.map { Set($0) } == [["taken"], ["kept", "missing"]])
     }

@@ -1,5 +1,6 @@
 import Coordination
 import Testing
+import TestSupport
 
 /// Each caller can leave alone; a load is cancelled only when nobody waits for it any more.
 struct CancellationTests {

@@ -1,5 +1,6 @@
 import Coordination
 import Testing
+import TestSupport
 
 /// Concurrent callers of one key share one load; different keys do not wait for each other.
 struct DeduplicationTests {

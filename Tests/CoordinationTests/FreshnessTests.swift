@@ -1,5 +1,6 @@
 import Coordination
 import Testing
+import TestSupport
 
 /// After `invalidate`, nobody joins or caches a load that began before it; late loads never clobber newer ones.
 struct FreshnessTests {

@@ -2,6 +2,7 @@ import Coordination
 import Foundation
 import Postgres
 import Testing
+import TestSupport
 
 @Suite("Accounts: tenants, keys, sessions, authentication, rate limits")
 struct AccountsEndToEndTests {

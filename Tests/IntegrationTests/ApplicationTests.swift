@@ -3,6 +3,7 @@ import App
 import Foundation
 import HTTPServer
 import Testing
+import TestSupport
 
 @Suite("The service: health, readiness, configuration, shutdown")
 struct ApplicationTests {

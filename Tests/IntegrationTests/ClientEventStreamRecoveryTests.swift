@@ -1,6 +1,7 @@
 import Foundation
 import SwitchboardClient
 import Testing
+import TestSupport
 
 /// Hands out the given tokens in turn, then keeps returning the last one.
 final class TokenSequence: @unchecked Sendable { // `tokens` is guarded by `lock`

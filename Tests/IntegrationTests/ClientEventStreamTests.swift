@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import SwitchboardClient
 import Testing
+import TestSupport
 
 /// What one `events(for:)` stream delivered, read by the test while the consumer task is still running.
 final class ReceivedEvents: Sendable {

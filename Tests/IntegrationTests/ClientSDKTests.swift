@@ -1,6 +1,7 @@
 import Foundation
 import SwitchboardClient
 import Testing
+import TestSupport
 
 @Suite("The client SDK against the real server")
 struct ClientSDKTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SwitchboardClient
 import Testing
+import TestSupport
 
 /// The client library loses nothing at the start of a stream or across a token refresh.
 @Suite("The client SDK: a stream's start and its credentials")

@@ -228,8 +228,8 @@ struct ConnectionHandoffTests {
         let sockets = try await Self.withServers { servers -> [RawSocket] in
             let sockets = try (0 ..< 20).map { _ in try RawSocket(port: servers.port) }
             try sockets[0].send("GET /str")
-            // Let the front accept them all before shutting down.
-            try await Task.sleep(for: .milliseconds(200))
+            // The front has accepted them all (none is left in the listen backlog) before shutting down.
+            await waitUntil { servers.main.connectionsWaitingForHead == 20 }
             return sockets
         }
         let closed = try await onThread {
@@ -296,7 +296,7 @@ struct ConnectionHandoffTests {
                                handoff: ConnectionHandoff(to: streams, paths: Self.streamPaths))
         try streams.start()
         let port = try main.start()
-        let outcome = try await onThread { () -> (held: [String?], beyond: Int, afterwards: String?) in
+        let (held, answers, beyond) = try await onThread { () -> (held: [RawSocket], answers: [String?], beyond: Int) in
             let held = try (0 ..< 2).map { _ in try RawSocket(port: port) }
             var answers: [String?] = []
             for socket in held {
@@ -310,11 +310,17 @@ struct ConnectionHandoffTests {
             setsockopt(beyond.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
             let got = recv(beyond.fd, &buffer, buffer.count, 0)
             held[0].shutdownAndClose()
-            usleep(200_000)
+            return (held, answers, got < 0 ? -Int(errno) : got)
+        }
+        // The daemon has let the closed connection go: a place is free.
+        await waitUntil { main.connectionsHeld == 1 }
+        let afterwards = try await onThread { () -> String? in
             let later = try RawSocket(port: port)
             try later.send(Self.get("/api"))
-            return (answers, got < 0 ? -Int(errno) : got, try later.readResponse().header("X-Daemon"))
+            return try later.readResponse().header("X-Daemon")
         }
+        _ = held
+        let outcome = (held: answers, beyond: beyond, afterwards: afterwards)
         #expect(outcome.held == ["api", "api"])
         #expect(outcome.beyond == 0 || outcome.beyond == -Int(ECONNRESET), "\(outcome.beyond)")
         #expect(outcome.afterwards == "api")

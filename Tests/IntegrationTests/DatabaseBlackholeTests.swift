@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The network to PostgreSQL goes silent — no FIN, no RST — then heals. Requests get 503 within the statement
 /// deadline instead of hanging for hours; the pool recovers; the LISTEN connection notices, reconnects, and the

@@ -3,6 +3,7 @@ import Foundation
 import Postgres
 import Testing
 @testable import Feeds
+import TestSupport
 
 /// A write waits for its own change notice to come back through the listener (so other replicas have it), for no
 /// longer than its timeout, and that echo retires nothing: the page read after the write stays cached.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("Feeds: pages, caching, writes, isolation")
 struct FeedsEndToEndTests {

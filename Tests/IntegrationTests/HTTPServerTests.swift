@@ -2,6 +2,7 @@ import Coordination
 import Foundation
 import HTTPServer
 import Testing
+import TestSupport
 
 struct Echo: Codable, Sendable, RequestBody {
     var text: String

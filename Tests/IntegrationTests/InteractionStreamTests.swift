@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("Interactions over Server-Sent Events")
 struct InteractionStreamTests {

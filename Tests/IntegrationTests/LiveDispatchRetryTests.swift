@@ -5,6 +5,7 @@ import Foundation
 import Interactions
 import Postgres
 import Testing
+import TestSupport
 
 /// A live-dispatch read that fails is retried, not dropped: the failed read could hold an interaction's final event,
 /// and its streams would then stay open until their clients gave up.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A bank controls its users' sessions: a revoked key takes its sessions with it, and a user can be signed out
 /// everywhere — REST calls refused, live streams ended.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// The real binary, as deployed: SIGTERM with requests in flight, and its access log (probes only at debug level).

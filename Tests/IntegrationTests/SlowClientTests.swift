@@ -4,6 +4,7 @@ import HTTPServer
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Slow clients from many addresses, through the front that hands connections to two daemons: libmicrohttpd 0.9.75

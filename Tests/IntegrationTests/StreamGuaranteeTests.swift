@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What one client does to its own stream never changes what another receives; streams end with their
 /// credentials; ids reveal nothing of other tenants. Each test here failed before these guarantees were built.

@@ -6,6 +6,7 @@ import Testing
 import Webhooks
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Short retries and timeouts, so the tests see the schedule at work in seconds.

@@ -9,7 +9,6 @@ struct CancellationTests {
         defer { connection.close() }
         let pid = connection.backendPID
         let query = Task { try await connection.query("SELECT pg_sleep(30)") }
-        try await Task.sleep(for: .milliseconds(100))
         try await TestDatabase.waitUntilSleeping(pid)
         let clock = ContinuousClock()
         let cancelledAt = clock.now
@@ -48,20 +47,20 @@ struct CancellationTests {
         let query = Task {
             try await connection.query("SELECT 1 AS slept FROM pg_sleep(0.3)", cancellable: false)
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await TestDatabase.waitUntilSleeping(connection.backendPID)
         query.cancel()
         #expect(try await query.value[0].decode("slept", as: Int.self) == 1)
     }
 
-    /// Cancels at 0–5 ms after starting, racing the query to the server; each must still stop promptly and leave
-    /// the connection in sync for the next query.
+    /// Cancels at once, or after yielding 1–5 times, racing the query to the server (wherever it has got to); each
+    /// must still stop promptly and leave the connection in sync for the next query.
     @Test func earlyAndRepeatedCancellationsLeaveTheConnectionUsable() async throws {
         let connection = try await TestDatabase.connect()
         defer { connection.close() }
         let clock = ContinuousClock()
         for round in 0..<20 {
             let query = Task { try await connection.query("SELECT pg_sleep(10)") }
-            if round % 6 > 0 { try await Task.sleep(for: .milliseconds(round % 6)) }
+            for _ in 0 ..< round % 6 { await Task.yield() }
             let start = clock.now
             query.cancel()
             await #expect(throws: CancellationError.self) { try await query.value }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import Postgres
 import Testing
+import TestSupport
 
 @Suite(.enabled(if: TestDatabase.isAvailable))
 struct ConnectionTests {
@@ -95,7 +96,7 @@ struct ConnectionTests {
         try await TestDatabase.withConnection { admin in
             _ = try await admin.query("SELECT pg_terminate_backend($1)", [connection.backendPID])
         }
-        try await waitUntil { !connection.isAlive() }
+        await waitUntil { !connection.isAlive() }
         #expect(connection.isBroken)
     }
 
@@ -106,7 +107,7 @@ struct ConnectionTests {
                 let connection = try await TestDatabase.connect()
                 defer { connection.close() }
                 _ = try await admin.query("SELECT pg_terminate_backend($1)", [connection.backendPID])
-                try await waitUntil {
+                await waitUntil {
                     var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
                     return poll(&descriptor, 1, 0) > 0
                 }

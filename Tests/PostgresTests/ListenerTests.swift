@@ -1,6 +1,7 @@
 import Foundation
 @testable import Postgres
 import Testing
+import TestSupport
 
 @Suite(.enabled(if: TestDatabase.isAvailable))
 struct ListenerTests {
@@ -69,10 +70,12 @@ struct ListenerTests {
         try await withListener { _, channel, recorder in
             try await pool.withTransaction { connection in
                 try await connection.notify(channel: channel, payload: "committed")
-                try await Task.sleep(for: .milliseconds(300))
-                #expect(await recorder.events == [.connected])
+                // Another connection's notification, committed meanwhile, arrives; this one, not yet committed, must not.
+                try await TestDatabase.withConnection { try await $0.notify(channel: channel, payload: "meanwhile") }
+                try await recorder.waitUntil { $0.count == 2 }
+                #expect(await recorder.payloads == ["meanwhile"])
             }
-            try await recorder.waitUntil { $0.count == 2 }
+            try await recorder.waitUntil { $0.count == 3 }
             await #expect(throws: ExpectedFailure.self) {
                 try await pool.withTransaction { connection in
                     try await connection.notify(channel: channel, payload: "rolled back")
@@ -81,8 +84,8 @@ struct ListenerTests {
             }
             // Delivery follows commit order, so once this marker is in, a rolled-back notification would be too.
             try await send(channel, "marker")
-            try await recorder.waitUntil { $0.count == 3 }
-            #expect(await recorder.payloads == ["committed", "marker"])
+            try await recorder.waitUntil { $0.count == 4 }
+            #expect(await recorder.payloads == ["meanwhile", "committed", "marker"])
         }
     }
 
@@ -151,7 +154,7 @@ struct ListenerTests {
         let listener = try PostgresListener(
             configuration: unreachable, channels: ["unreachable"], reconnectDelay: .seconds(30))
         listener.start()
-        try await waitUntil { listener.lastError != nil }
+        await waitUntil { listener.lastError != nil }
         #expect(listener.lastError?.message.contains("timed out") == true)
         #expect(!listener.isConnected)
         let clock = ContinuousClock()
@@ -189,7 +192,10 @@ struct NotificationWaitTests {
         defer { connection.close() }
         try await connection.execute(script: "LISTEN \(channel)")
         let waiting = Task { try await connection.waitForNotifications() }
-        try await Task.sleep(for: .milliseconds(50))
+        await waitUntil {
+            if case .busy = connection.state.withLock({ $0.state }) { return true }
+            return false
+        }
         await #expect { try await connection.query("SELECT 1") } throws: { ($0 as? PostgresError)?.kind == .misuse }
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
@@ -269,7 +275,7 @@ actor EventRecorder {
 
     /// Polls until `condition` holds for the events so far (for up to 5 s).
     nonisolated func waitUntil(_ condition: @escaping ([ListenerEvent]) async -> Bool) async throws {
-        try await PostgresTests.waitUntil { await condition(self.events) }
+        await TestSupport.waitUntil { await condition(self.events) }
     }
 
     private func record(_ event: ListenerEvent) {

@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Testing
+import TestSupport
 
 @Suite(.enabled(if: TestDatabase.isAvailable))
 struct PoolTests {
@@ -49,7 +50,7 @@ struct PoolTests {
     @Test func waiterGetsTheConnectionWhenItIsReleased() async throws {
         let held = await HeldPool(acquireTimeout: .seconds(5))
         let waiter = Task { try await held.pool.withConnection { $0.backendPID } }
-        try await waitUntil { held.pool.stats.waiters == 1 }
+        await waitUntil { held.pool.stats.waiters == 1 }
         held.release()
         try await held.holder.value
         _ = try await waiter.value
@@ -60,7 +61,7 @@ struct PoolTests {
     @Test func cancelledWaiterLeavesTheQueueWithoutLeakingASlot() async throws {
         let held = await HeldPool(acquireTimeout: .seconds(30))
         let waiter = Task { try await held.pool.withConnection { _ in } }
-        try await waitUntil { held.pool.stats.waiters == 1 }
+        await waitUntil { held.pool.stats.waiters == 1 }
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(held.pool.stats == PostgresPoolStats(size: 1, inUse: 1, idle: 0, waiters: 0))
@@ -74,7 +75,7 @@ struct PoolTests {
     @Test func closingThePoolFailsWaitersAndLaterCallers() async throws {
         let held = await HeldPool(acquireTimeout: .seconds(30))
         let waiter = Task { try await held.pool.withConnection { _ in } }
-        try await waitUntil { held.pool.stats.waiters == 1 }
+        await waitUntil { held.pool.stats.waiters == 1 }
         await held.pool.close()
         await #expect { try await waiter.value } throws: { ($0 as? PostgresError)?.kind == .poolClosed }
         held.release()
@@ -138,14 +139,3 @@ struct PoolTests {
     }
 }
 
-/// Polls `condition` every 10 ms for up to 15 s.
-func waitUntil(_ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(15)
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within 15 s")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}

@@ -27,7 +27,7 @@ struct SocketReactorTests {
         let pipe = Pipe()
         try await reactor.wait(pipe.write, for: .write)
         let reader = Task { try await reactor.wait(pipe.read, for: .read) }
-        try await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
+        await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
         pipe.send()
         try await reader.value
         // Level-triggered: data still unread means the next wait resumes at once.
@@ -40,7 +40,7 @@ struct SocketReactorTests {
         defer { reactor.stop() }
         let pipe = Pipe()
         let waiter = Task { try await reactor.wait(pipe.read, for: .read, cancellable: true) }
-        try await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
+        await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         // The descriptor is free for the next waiter, and a late readiness does not resume the cancelled one twice.
@@ -52,7 +52,7 @@ struct SocketReactorTests {
         let reactor = SocketReactor(name: "test-reactor")
         let pipe = Pipe()
         let first = Task { try await reactor.wait(pipe.read, for: .read) }
-        try await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
+        await waitUntil { reactor.hasWaiter(on: pipe.read) }  // act on an armed wait
         await #expect { try await reactor.wait(pipe.read, for: .read) } throws: { ($0 as? PostgresError)?.kind == .misuse }
         reactor.stop()
         await #expect { try await first.value } throws: { ($0 as? PostgresError)?.kind == .connection }

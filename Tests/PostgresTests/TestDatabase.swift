@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Testing
+import TestSupport
 
 /// The PostgreSQL server the integration tests run against, from `DATABASE_URL`.
 enum TestDatabase {

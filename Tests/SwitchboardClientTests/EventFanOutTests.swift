@@ -1,5 +1,6 @@
 import SwitchboardClient
 import Testing
+import TestSupport
 
 /// Fan-out to concurrent consumers, leaving by cancellation, and shutting everyone down.
 struct SubscriberRegistryTests {

@@ -1,5 +1,6 @@
 @testable import SwitchboardClient
 import Testing
+import TestSupport
 
 /// Cutting a reconnection wait short, and only a wait in progress.
 struct ReconnectNudgeTests {

@@ -1,44 +1,60 @@
+import Coordination
 import Testing
+import TestSupport
 @testable import Webhooks
 
-@Suite("The delivery loop's wakeup")
+/// The delivery loop's wakeup, on timers the test fires itself: a signal is kept until the wait, ends a wait in
+/// progress, and a wait's timer belongs to that wait alone.
+@Suite("The delivery loop's wakeup", .timeLimit(.minutes(1)))
 struct WakeupTests {
     @Test func aSignalGivenBeforeTheWaitIsKept() async {
-        let wakeup = Wakeup()
+        let timers = ManualTimers()
+        let wakeup = Wakeup(sleep: timers.sleep)
         wakeup.signal()
-        let started = ContinuousClock.now
-        await wakeup.wait(timeout: .seconds(30))
-        #expect(ContinuousClock.now - started < .seconds(30))
+        await wakeup.wait(timeout: .seconds(30)) // returns although no timer fires
     }
 
     @Test func aSignalEndsAWaitInProgress() async {
-        let wakeup = Wakeup()
+        let timers = ManualTimers()
+        let wakeup = Wakeup(sleep: timers.sleep)
         let waiter = Task { await wakeup.wait(timeout: .seconds(30)) }
-        try? await Task.sleep(for: .milliseconds(50))
+        await waitUntil { wakeup.isWaiting }
         wakeup.signal()
-        let started = ContinuousClock.now
-        await waiter.value
-        #expect(ContinuousClock.now - started < .seconds(30))
+        await waiter.value // returns although no timer fires
     }
 
-    @Test func withoutASignalTheWaitLastsItsTimeout() async {
-        let wakeup = Wakeup()
-        let started = ContinuousClock.now
-        await wakeup.wait(timeout: .milliseconds(200))
-        #expect(ContinuousClock.now - started >= .milliseconds(200))
+    @Test func withoutASignalTheWaitLastsUntilItsTimerFires() async {
+        let timers = ManualTimers()
+        let wakeup = Wakeup(sleep: timers.sleep)
+        let ended = Gate()
+        let waiter = Task {
+            await wakeup.wait(timeout: .milliseconds(200))
+            ended.open()
+        }
+        await waitUntil { wakeup.isWaiting && timers.sleeping == 1 }
+        #expect(!ended.isOpen)
+        await waitUntil { timers.fireAll() == 1 }
+        await waiter.value
     }
 
     @Test func aWaitEndedBySignalLeavesNothingPendingForTheNext() async {
-        let wakeup = Wakeup()
+        let timers = ManualTimers()
+        let wakeup = Wakeup(sleep: timers.sleep)
         for _ in 0 ..< 20 {
             wakeup.signal()
             await wakeup.wait(timeout: .milliseconds(5)) // ends at once; its timer is cancelled
         }
-        try? await Task.sleep(for: .milliseconds(50)) // the cancelled timers have run out by now
-        // Nothing was signalled since: this wait runs to its timeout.
-        let started = ContinuousClock.now
-        await wakeup.wait(timeout: .milliseconds(300))
-        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        // Every earlier timer was cancelled (none is left to fire), so nothing can end the next wait but its own.
+        await waitUntil { timers.started == 20 && timers.sleeping == 0 }
+        let ended = Gate()
+        let next = Task {
+            await wakeup.wait(timeout: .milliseconds(300))
+            ended.open()
+        }
+        await waitUntil { wakeup.isWaiting && timers.sleeping == 1 }
+        #expect(!ended.isOpen)
+        await waitUntil { timers.fireAll() == 1 }
+        await next.value
     }
 
     @Test func aTimeoutShorterThanTheWaitsStartStillEndsIt() async {

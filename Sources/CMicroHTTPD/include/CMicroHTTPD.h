@@ -134,6 +134,8 @@ uint64_t sb_front_heads_late(const sb_front *front);
 
 /// Connections closed as accepted because their address held as many as it may.
 uint64_t sb_front_refused_by_address(const sb_front *front);
+/* Connections the front holds now, waiting for their request head (safe from any thread). */
+uint64_t sb_front_waiting(const sb_front *front);
 
 /// Stops the thread (blocking until it has), closes the listening socket and the connections still waiting for
 /// their head, reports the final count of heads that came late, and frees the front. Call once; no callback comes

@@ -6,6 +6,7 @@ import Testing
 import Webhooks
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Lets at most `limit` callers in at a time; the others wait in order.
