@@ -59,6 +59,11 @@ print("openapi.yaml: valid OpenAPI 3.1")
 PY
 
 echo "== test" >&2
+# At most 8 tests run at once. Started all together (the test library's default), the suite's few hundred tests
+# share the two threads that run tasks, so each test's wall-clock bounds (a 30 s connect, a 10 s wait) also pay for
+# the work of every other test: under ThreadSanitizer, or on a machine busy with something else, trivial tests took
+# 43 s to be scheduled and connects timed out. Bounded, a test's time is its own plus a few others'.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
 # Some tests run on their own afterwards, because their claims are about a machine under normal load, not one
 # saturated by the rest of the suite: cross-replica freshness, and the hundreds-of-concurrent-clients tests.
 # Also run alone: tests whose claims rest on time (expiries, deadlines) or that load the machine themselves.
