@@ -4,21 +4,25 @@ import Foundation
 
 /// The listening socket of a server with a ``ConnectionHandoff``: the C front (`sb_front_*`) accepts, waits for
 /// each connection's request head, and calls back here to add the connection to one daemon or the other.
-///
-/// `@unchecked Sendable`: `pointer` is used only under `finalHeadsLate`'s lock, and not after `stop()` freed it.
-final class ConnectionFront: @unchecked Sendable {
-    private let pointer: OpaquePointer
+final class ConnectionFront: Sendable {
+    private enum State {
+        /// The C front, used only under the lock.
+        case running(OpaquePointer)
+        /// Stopped (and freed), with its final count of late heads.
+        case stopped(headsLate: Int)
+    }
+
+    /// Guards the C front's life: it is used only while running, and freed by `stop()`.
+    private let state: Locked<State>
     /// The router the front's thread calls; released once that thread has ended.
     private let router: Unmanaged<ConnectionRouter>
-    /// Guards `pointer`'s life: nil while the front runs, its final count of late heads once stopped.
-    private let finalHeadsLate = Locked<Int?>(nil)
     /// The bound port.
     let port: Int
 
-    private init(pointer: OpaquePointer, router: Unmanaged<ConnectionRouter>) {
-        self.pointer = pointer
+    private init(pointer: sending OpaquePointer, router: Unmanaged<ConnectionRouter>) {
         self.router = router
         port = Int(sb_front_port(pointer))
+        state = Locked(.running(pointer))
     }
 
     /// Binds the configured address and starts routing connections: to `handoff.server` when the first request
@@ -44,22 +48,37 @@ final class ConnectionFront: @unchecked Sendable {
     }
 
     /// Connections closed as accepted, their address being at its limit (0 once stopped).
-    var refusedByAddress: UInt64 { finalHeadsLate.withLock { $0 == nil ? sb_front_refused_by_address(pointer) : 0 } }
+    var refusedByAddress: UInt64 { running { sb_front_refused_by_address($0) } ?? 0 }
 
     /// Connections waiting for their request head now (0 once stopped).
-    var waiting: Int { finalHeadsLate.withLock { $0 == nil ? Int(sb_front_waiting(pointer)) : 0 } }
+    var waiting: Int { running { Int(sb_front_waiting($0)) } ?? 0 }
 
     /// Connections closed because their request head did not come in time.
-    var headsLate: Int { finalHeadsLate.withLock { $0 ?? Int(sb_front_heads_late(pointer)) } }
+    var headsLate: Int {
+        state.withLock { state in
+            switch state {
+            case .running(let pointer): Int(sb_front_heads_late(pointer))
+            case .stopped(let headsLate): headsLate
+            }
+        }
+    }
+
+    /// `read`'s answer about the running front, under the lock; nil once stopped.
+    private func running<T: Sendable>(_ read: (OpaquePointer) -> T) -> T? {
+        state.withLock { state in
+            guard case .running(let pointer) = state else { return nil }
+            return read(pointer)
+        }
+    }
 
     /// Stops accepting and routing (blocking until the front's thread has ended, which is at most one handoff
     /// away); connections still waiting for their request head are closed, as if never accepted.
     func stop() {
-        let stopped = finalHeadsLate.withLock { final -> Bool in
-            guard final == nil else { return false }
+        let stopped = state.withLock { state -> Bool in
+            guard case .running(let pointer) = state else { return false }
             var headsLate: UInt64 = 0
             sb_front_stop(pointer, &headsLate)
-            final = Int(headsLate)
+            state = .stopped(headsLate: Int(headsLate))
             return true
         }
         if stopped { router.release() }

@@ -6,8 +6,7 @@ import Foundation
 /// A subscriber leaves by ending its iteration — cancelling its task, breaking out of the loop, or dropping the
 /// stream. Events are buffered per subscriber according to the buffering policy, so a consumer that stops reading
 /// without leaving keeps accumulating events under the default `.unbounded` policy.
-public final class EventFanOut<Event: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `state` is read and written only while `lock` is held; everything else is immutable.
+public final class EventFanOut<Event: Sendable>: Sendable {
     private typealias Continuation = AsyncStream<Event>.Continuation
 
     private struct State {
@@ -17,10 +16,8 @@ public final class EventFanOut<Event: Sendable>: @unchecked Sendable {
         var retained: Event?
     }
 
-    /// Guards `state`: the registered continuations, the id counter, the retained event and whether ``finish()``
-    /// has run.
-    private let lock = NSLock()
-    private var state = State()
+    /// Guards the registered continuations, the id counter, the retained event and whether ``finish()`` has run.
+    private let state = Protected(State())
     private let bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy
     private let onEmpty: @Sendable () -> Void
 
@@ -38,7 +35,7 @@ public final class EventFanOut<Event: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        for continuation in state.continuations.values { continuation.finish() }
+        for continuation in state.withLock({ $0.continuations.values }) { continuation.finish() }
     }
 
     /// A new stream that receives the retained event (see ``yield(_:retain:)``), then every event yielded after
@@ -107,8 +104,6 @@ public final class EventFanOut<Event: Sendable>: @unchecked Sendable {
     }
 
     private func withState<Result>(_ body: (inout State) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
+        state.withLock(body)
     }
 }

@@ -3,25 +3,29 @@ import Foundation
 /// Cuts a reconnection wait short: the app says the network is back, or it came to the foreground.
 ///
 /// Only a wait in progress is cut short; a nudge while connected does nothing, so the next drop still waits.
-final class ReconnectNudge: @unchecked Sendable {
-    // @unchecked Sendable: the fields below are read and written only while `lock` is held.
+final class ReconnectNudge: Sendable {
+    private struct State {
+        /// The wait's continuation, once stored.
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The wait in progress.
+        var current: UInt64?
+        /// That wait was nudged before its continuation was stored.
+        var nudged = false
+        /// Numbers the waits.
+        var lastTicket: UInt64 = 0
+    }
 
-    /// Guards `waiter` (the wait's continuation, once stored), `current` (the wait in progress), `nudged` (that
-    /// wait was nudged before its continuation was stored) and `lastTicket` (numbers the waits).
-    private let lock = NSLock()
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var current: UInt64?
-    private var nudged = false
-    private var lastTicket: UInt64 = 0
+    /// Guards the wait in progress, its continuation and whether it was nudged.
+    private let state = Protected(State())
 
     /// Ends the wait in progress, if any.
     func nudge() {
-        let resumed = withLock { () -> CheckedContinuation<Void, Never>? in
-            guard let stored = waiter else {
-                if current != nil { nudged = true }
+        let resumed = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let stored = state.waiter else {
+                if state.current != nil { state.nudged = true }
                 return nil
             }
-            waiter = nil
+            state.waiter = nil
             return stored
         }
         resumed?.resume()
@@ -29,25 +33,25 @@ final class ReconnectNudge: @unchecked Sendable {
 
     /// Whether a wait is in progress (from the moment ``wait(_:)`` is called): a nudge now is not lost.
     var isWaiting: Bool {
-        withLock { current != nil }
+        state.withLock { $0.current != nil }
     }
 
     /// Waits `delay`, less if nudged, and returns at once when the task is cancelled.
     func wait(_ delay: Duration) async {
-        let mine = withLock { () -> UInt64 in
-            lastTicket += 1
-            current = lastTicket
-            nudged = false
-            return lastTicket
+        let mine = state.withLock { state -> UInt64 in
+            state.lastTicket += 1
+            state.current = state.lastTicket
+            state.nudged = false
+            return state.lastTicket
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: delay) }
             group.addTask {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     // The wait may be over already (the sleep ended first), or nudged before this ran.
-                    let stored = self.withLock { () -> Bool in
-                        guard self.current == mine, !self.nudged else { return false }
-                        self.waiter = continuation
+                    let stored = self.state.withLock { state -> Bool in
+                        guard state.current == mine, !state.nudged else { return false }
+                        state.waiter = continuation
                         return true
                     }
                     if !stored { continuation.resume() }
@@ -55,19 +59,13 @@ final class ReconnectNudge: @unchecked Sendable {
             }
             await group.next()
             group.cancelAll()
-            let leftover = withLock { () -> CheckedContinuation<Void, Never>? in
-                current = nil
-                nudged = false
-                defer { waiter = nil }
-                return waiter
+            let leftover = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.current = nil
+                state.nudged = false
+                defer { state.waiter = nil }
+                return state.waiter
             }
             leftover?.resume()
         }
-    }
-
-    private func withLock<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
     }
 }

@@ -8,7 +8,7 @@ struct CancellationTests {
         let connection = try await TestDatabase.connect()
         defer { connection.close() }
         let pid = connection.backendPID
-        let query = Task { try await connection.query("SELECT pg_sleep(30)") }
+        let query = Task { _ = try await connection.query("SELECT pg_sleep(30)") }
         try await TestDatabase.waitUntilSleeping(pid)
         let clock = ContinuousClock()
         let cancelledAt = clock.now
@@ -35,7 +35,7 @@ struct CancellationTests {
         try await connection.execute(script: "CREATE TEMP TABLE \(table) (id int)")
         let attempt = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await connection.query("INSERT INTO \(table) VALUES (1)")
+            _ = try await connection.query("INSERT INTO \(table) VALUES (1)")
         }
         await #expect(throws: CancellationError.self) { try await attempt.value }
         #expect(try await connection.query("SELECT count(*) AS n FROM \(table)")[0].decode("n", as: Int.self) == 0)
@@ -45,11 +45,11 @@ struct CancellationTests {
         let connection = try await TestDatabase.connect()
         defer { connection.close() }
         let query = Task {
-            try await connection.query("SELECT 1 AS slept FROM pg_sleep(0.3)", cancellable: false)
+            try await connection.query("SELECT 1 AS slept FROM pg_sleep(2)", cancellable: false)[0].decode("slept", as: Int.self)
         }
         try await TestDatabase.waitUntilSleeping(connection.backendPID)
         query.cancel()
-        #expect(try await query.value[0].decode("slept", as: Int.self) == 1)
+        #expect(try await query.value == 1)
     }
 
     /// Cancels at once, or after yielding 1–5 times, racing the query to the server (wherever it has got to); each
@@ -59,7 +59,7 @@ struct CancellationTests {
         defer { connection.close() }
         let clock = ContinuousClock()
         for round in 0..<20 {
-            let query = Task { try await connection.query("SELECT pg_sleep(120)") }
+            let query = Task { _ = try await connection.query("SELECT pg_sleep(120)") }
             for _ in 0 ..< round % 6 { await Task.yield() }
             let start = clock.now
             query.cancel()
@@ -73,7 +73,7 @@ struct CancellationTests {
     @Test func twoTasksOnOneConnectionIsAMisuseError() async throws {
         let connection = try await TestDatabase.connect()
         defer { connection.close() }
-        let slow = Task { try await connection.query("SELECT pg_sleep(30)") }
+        let slow = Task { _ = try await connection.query("SELECT pg_sleep(30)") }
         try await TestDatabase.waitUntilSleeping(connection.backendPID)
         await #expect { try await connection.query("SELECT 1") } throws: { ($0 as? PostgresError)?.kind == .misuse }
         slow.cancel()

@@ -4,7 +4,7 @@ extension PostgresPool {
     /// Rolls back when `body` throws or the task is cancelled (then throws `CancellationError`); the `ROLLBACK`
     /// and `COMMIT` themselves are never cancelled. A failed `COMMIT` (e.g. a serialization failure, SQLSTATE
     /// `40001`) throws: the transaction did not happen, and retrying the whole call is up to the caller.
-    public func withTransaction<T: Sendable>(
+    public func withTransaction<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await withConnection { connection in

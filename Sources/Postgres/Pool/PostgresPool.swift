@@ -44,7 +44,7 @@ public final class PostgresPool: Sendable {
     ///
     /// Do not let the connection escape `body`, and do not leave a transaction open in it (such a connection is
     /// closed rather than reused); use ``withTransaction(isolation:_:)`` for transactions.
-    public func withConnection<T: Sendable>(
+    public func withConnection<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         let connection = try await lease()

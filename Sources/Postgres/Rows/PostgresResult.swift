@@ -1,11 +1,10 @@
 import CLibPQ
 
-/// Owns one `PGresult` and frees it when the last row referring to it is gone.
-///
-/// `@unchecked Sendable`: a `PGresult` is never mutated after libpq hands it over, and libpq documents reading one
-/// from several threads as safe; `PQclear` runs only in `deinit`, when no reader is left.
+/// Owns one `PGresult` and frees it when the last row referring to it is gone. Not `Sendable`: rows are decoded in
+/// the task that ran the query (the pool's `withConnection` runs its body in the caller's isolation), and only the
+/// decoded values travel.
 @usableFromInline
-final class PostgresResult: @unchecked Sendable {
+final class PostgresResult {
     let pointer: OpaquePointer
     /// Number of rows in the result.
     let rowCount: Int

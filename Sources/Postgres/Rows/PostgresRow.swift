@@ -1,5 +1,5 @@
 /// One row of a query result; decode its fields by column name.
-public struct PostgresRow: Sendable {
+public struct PostgresRow {
     // `@usableFromInline`, with the decoders `@inlinable`: a caller in another module decodes each field with code
     // specialised for the field's type, not through generic metadata (rows are decoded field by field, per request).
     @usableFromInline let result: PostgresResult

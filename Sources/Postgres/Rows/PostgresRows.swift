@@ -1,7 +1,8 @@
 /// The rows a query returned, plus the number of rows its command affected.
 ///
 /// Rows are read lazily from libpq's result, which stays in memory as long as this value or any of its rows lives.
-public struct PostgresRows: RandomAccessCollection, Sendable {
+/// Decode them where the query ran: rows are not `Sendable`, their decoded values are.
+public struct PostgresRows: RandomAccessCollection {
     let result: PostgresResult
 
     init(_ result: PostgresResult) {
