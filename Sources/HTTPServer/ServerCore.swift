@@ -39,8 +39,8 @@ final class ServerCore: Sendable {
     /// Connections per client address, shared with the server this one hands connections to, if any.
     let addresses: AddressLimits
 
-    init(configuration: ServerConfiguration, responder: @escaping Responder, fromMemory: (@Sendable (inout Request) -> Response?)?,
-         addresses: AddressLimits) {
+    init(configuration: ServerConfiguration, responder: @escaping Responder,
+         fromMemory: (@Sendable (inout Request) -> Response?)?, addresses: AddressLimits) {
         self.configuration = configuration
         self.addresses = addresses
         self.responder = responder
