@@ -3,7 +3,7 @@
 /// memory on the server's own thread (a route's ``MemoryAnswer``), or by the route's async responder.
 ///
 /// Neither half may block or wait: a request answered from memory runs them on libmicrohttpd's thread. Work that waits
-/// (a database lookup, say) belongs in the route, where `AccessGuard` does its authentication.
+/// (a database lookup, say) belongs in the route's responder, which can go on from what its memory answer did.
 ///
 /// When a route's memory answer declines, the request goes on to the async responder as `prepare` left it, and
 /// `prepare` is not run again; `complete` runs once, on the path that answered.

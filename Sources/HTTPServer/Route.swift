@@ -2,7 +2,7 @@
 public typealias Responder = @Sendable (Request) async throws -> Response
 
 /// A route's answer when it is already in memory (a cached page, say), tried first on the server's own thread for a
-/// request without a body; nil lets the route's async responder answer instead.
+/// `GET` or `HEAD` without a body; nil lets the route's async responder answer instead.
 ///
 /// Must never block or wait. When it returns nil, the responder receives the request as this left it, so work done
 /// here (an authenticated principal, say) is carried on rather than done again; a throw is the request's answer,

@@ -26,6 +26,7 @@ public struct Router: Sendable {
         let method = method.uppercased()
         precondition(!registrations.contains { $0.method == method && $0.handler.template == template },
                      "duplicate route \(method) \(template)")
+        precondition(route.fromMemory == nil || method == "GET", "only GET routes answer from memory: \(method) \(template)")
         let handler = RouteHandler(template: template, responder: route.responder, fromMemory: route.fromMemory)
         registrations.append(RouteRegistration(method: method, handler: handler))
     }
