@@ -1,12 +1,12 @@
-import Foundation
 import HTTPServer
 
 /// Authenticates requests, enforces who may call a route, and rate-limits per principal.
 ///
 /// Wrap each protected route's handler with `require(_:_:)`; the handler receives the principal and must scope
-/// everything it touches to `principal.tenantID`.
+/// everything it touches to `principal.tenantID`. A request is authenticated once and takes one request from its
+/// principal's allowance, also when a route's answer from memory declines and its async handler answers instead.
 public struct AccessGuard: Sendable {
-    private let tokens: TokenStore
+    let tokens: TokenStore
     private let limiter: RateLimiter?
 
     /// A guard using `tokens`, and `limiter` when rate limiting is on.
@@ -19,7 +19,9 @@ public struct AccessGuard: Sendable {
     public func require(_ accepted: Callers,
                         _ handler: @escaping @Sendable (Request, Principal) async throws -> Response) -> Responder {
         { [self] request in
-            let principal = try await authenticate(request, accepted: accepted)
+            // After a declined answer from memory, authentication goes on from where that left it.
+            let principal = try await principal(request.authentication ?? authenticateFromMemory(request, accepted: accepted),
+                                                accepted: accepted)
             var request = request
             request.principal = principal
             let decision = try admit(principal)
@@ -29,24 +31,22 @@ public struct AccessGuard: Sendable {
         }
     }
 
-    /// The synchronous twin of `require` for an `ImmediateHandler`: answers only when the caller's token is
-    /// already verified in memory and `handler` knows the answer; otherwise nil, and the async route runs
-    /// (which also produces every authentication error).
-    public func requireImmediately(_ accepted: Callers,
-                                   _ handler: @escaping @Sendable (Request, Principal) -> Response?) -> ImmediateHandler {
-        { [self] request in
-            guard let token = try? AccessGuard.bearerToken(request), let kind = SecretToken.kind(of: token),
-                  case .valid(let principal)? = tokens.cachedRecord(for: token),
-                  (try? check(principal, kind: kind, accepted: accepted)) != nil else { return nil }
-            // The principal goes to the handler directly: no attribute box on the hottest path.
-            guard var response = handler(request, principal) else { return nil }
-            do throws(Problem) {
-                stamp(&response, with: try admit(principal))
-                return response
-            } catch {
-                return error.response(requestID: request.id)
+    /// `require(accepted, handler)` with an answer from memory tried first: `fromMemory` runs when the caller's token
+    /// is already verified in memory, and its answer takes one request from the allowance. When the token must be
+    /// looked up, or `fromMemory` has no answer, `handler` answers, going on from the authentication done so far.
+    public func require(_ accepted: Callers,
+                        _ handler: @escaping @Sendable (Request, Principal) async throws -> Response,
+                        fromMemory: @escaping @Sendable (Request, Principal) -> Response?) -> Route {
+        Route(fromMemory: { [self] request in
+            let authentication = try authenticateFromMemory(request, accepted: accepted)
+            // The principal goes to the handler directly: no attribute box when the answer is in memory.
+            guard case .known(let principal) = authentication, var response = fromMemory(request, principal) else {
+                request.authentication = authentication
+                return nil
             }
-        }
+            stamp(&response, with: try admit(principal))
+            return response
+        }, require(accepted, handler))
     }
 
     /// Takes one request from the principal's allowance: the decision whose headers its answer carries (nil when
@@ -71,53 +71,5 @@ public struct AccessGuard: Sendable {
                 headers: ["Retry-After": String(decision.retryAfterSeconds),
                           "RateLimit-Policy": limiter.policyHeader,
                           "RateLimit": limiter.header(for: decision)])
-    }
-
-    /// Whether a known principal, presented as a `kind` secret, may call a route accepting `accepted`.
-    private func check(_ principal: Principal, kind: SecretToken.Kind, accepted: Callers) throws {
-        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
-        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
-        if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
-        if let role = principal.role {
-            let needed: Callers = role == .agent ? .agent : .customer
-            guard accepted.contains(needed) else {
-                throw AuthError.forbidden("The \(role.rawValue) role may not do this.")
-            }
-        }
-    }
-
-    /// The principal behind the request's bearer token, if `accepted` lets it in.
-    public func authenticate(_ request: Request, accepted: Callers) async throws -> Principal {
-        let token = try AccessGuard.bearerToken(request)
-        guard let kind = SecretToken.kind(of: token) else { throw AuthError.unknown }
-        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
-        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
-        let principal: Principal
-        switch try await tokens.record(for: token) {
-        case .unknown: throw AuthError.unknown
-        case .revoked: throw AuthError.revoked
-        case .valid(let found): principal = found
-        }
-        try check(principal, kind: kind, accepted: accepted)
-        return principal
-    }
-
-    /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
-    public static func bearerToken(_ request: Request) throws -> String {
-        guard let header = request.headers["Authorization"] else { throw AuthError.missing }
-        let bytes = header.utf8
-        var index = bytes.startIndex
-        func skipSpaces() { while index != bytes.endIndex && bytes[index] == 32 { index = bytes.index(after: index) } }
-        skipSpaces()
-        for expected in "bearer".utf8 {
-            guard index != bytes.endIndex, bytes[index] | 0x20 == expected else { throw AuthError.malformed }
-            index = bytes.index(after: index)
-        }
-        guard index != bytes.endIndex, bytes[index] == 32 else { throw AuthError.malformed }
-        skipSpaces()
-        var end = bytes.endIndex
-        while end != index, bytes[bytes.index(before: end)] == 32 { end = bytes.index(before: end) }
-        guard index != end else { throw AuthError.malformed }
-        return String(header[index ..< end])
     }
 }

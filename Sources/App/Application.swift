@@ -91,13 +91,13 @@ public final class Application: Sendable {
             var streamConfiguration = $0
             streamConfiguration.errorLog = libraryLog
             return HTTPServer(configuration: streamConfiguration, responder: responder.respond(to:),
-                              immediate: responder.respondImmediately(to:))
+                              fromMemory: responder.answerFromMemory(_:))
         }
         self.streamServer = streamServer
         let handoff = configuration.streamHandoff
             ? streamServer.map { ConnectionHandoff(to: $0, paths: Routes.eventStreamPaths) } : nil
         self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
-                                 immediate: responder.respondImmediately(to:), handoff: handoff)
+                                 fromMemory: responder.answerFromMemory(_:), handoff: handoff)
         var parts: [any Service] = [PoolClosing(pools: [pool, deliveryPool])]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)

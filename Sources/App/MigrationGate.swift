@@ -3,7 +3,7 @@ import HTTPServer
 /// Answers API calls with 503 and `Retry-After` until the migrations are applied, as during a database outage:
 /// before that, a query could only fail on a missing table, and a client should retry rather than see a 500.
 /// Health, readiness, metrics and the API document stay served.
-struct MigrationGate: SurroundingMiddleware {
+struct MigrationGate: Middleware {
     let readiness: Readiness
 
     func prepare(_ request: inout Request) throws {

@@ -15,10 +15,11 @@ public struct FeedRoutes: Sendable {
 
     /// Adds the routes (and, when pages are cached, the cached-page fast path) to `router`.
     public func register(on router: inout Router) {
-        router.get("/v1/feeds/{key}", guardian.require(.anyone, read))
-        // Without a cache every probe would miss, after running the whole middleware chain for nothing.
+        // Without a cache every answer from memory would decline, after running the middleware for nothing.
         if service.caching {
-            router.immediate("GET", "/v1/feeds/{key}", guardian.requireImmediately(.anyone, readFromMemory))
+            router.get("/v1/feeds/{key}", guardian.require(.anyone, read, fromMemory: readFromMemory))
+        } else {
+            router.get("/v1/feeds/{key}", guardian.require(.anyone, read))
         }
         router.post("/v1/feeds/{key}/items", guardian.require([.apiKey, .agent], create))
         router.patch("/v1/feeds/{key}/items/{id}", guardian.require([.apiKey, .agent], update))

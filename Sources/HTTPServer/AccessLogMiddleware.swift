@@ -29,7 +29,7 @@ public struct AccessLogEntry: Sendable {
 
 /// Reports one `AccessLogEntry` per request to a sink (the app writes it as a JSON line and to metrics), timed from
 /// the request's arrival.
-public struct AccessLogMiddleware: SurroundingMiddleware {
+public struct AccessLogMiddleware: Middleware {
     private let sink: @Sendable (AccessLogEntry) -> Void
 
     /// Creates the middleware with the sink each entry goes to.

@@ -2,7 +2,7 @@
 ///
 /// `ProblemConvertible` errors carry their own problem; `map` may translate other error types (from modules
 /// that must not know HTTP); anything left becomes a 500 whose detail is not leaked, and `report` sees it.
-public struct ErrorMiddleware: SurroundingMiddleware {
+public struct ErrorMiddleware: Middleware {
     private let map: @Sendable (any Error) -> Problem?
     private let report: @Sendable (Request, any Error) -> Void
 

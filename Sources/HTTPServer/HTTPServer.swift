@@ -29,16 +29,18 @@ public final class HTTPServer: Sendable {
 
     /// Creates a server; nothing listens until `start()`.
     ///
-    /// `immediate`, when given, is tried first for every request without a body, on the libmicrohttpd thread
-    /// (see `ImmediateResponder`); typically `router.respondImmediately(to:)`.
+    /// `fromMemory`, when given, is tried first for every request without a body, on the libmicrohttpd thread: an
+    /// answer known at once, or nil to run `responder` on the request as `fromMemory` left it. It must never block or
+    /// wait; typically `router.answerFromMemory(_:)`.
     ///
     /// With a `handoff`, connections whose first request asks for one of its paths are served by its server
     /// (start that one first; until it runs, and once it stops, this server serves them).
-    public init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder? = nil,
+    public init(configuration: ServerConfiguration, responder: @escaping Responder,
+                fromMemory: (@Sendable (inout Request) -> Response?)? = nil,
                 handoff: ConnectionHandoff? = nil) {
         let handoff = configuration.listens ? handoff : nil
         // One table of connections per address for both servers: a connection accepted here may end up there.
-        core = ServerCore(configuration: configuration, responder: responder, immediate: immediate,
+        core = ServerCore(configuration: configuration, responder: responder, fromMemory: fromMemory,
                           addresses: handoff?.server.core.addresses ?? AddressLimits(limit: configuration.connectionsPerAddress))
         self.handoff = handoff
     }

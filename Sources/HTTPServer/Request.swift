@@ -22,8 +22,11 @@ public struct Request: Sendable {
     public var arrival: ContinuousClock.Instant
     /// Values that middleware attaches for handlers further down (an authenticated principal, say).
     public var attributes = RequestAttributes()
-    /// The route already matched for this request (by `RouterResponder.respondImmediately`), so it is not matched twice.
+    /// The route already matched for this request (by `RouterResponder.answerFromMemory`), so it is not matched twice.
     var matchedHandler: RouteHandler?
+    /// Whether the router's middleware has prepared this request (for a memory answer that then declined), so that
+    /// the async path does not prepare it again.
+    var isPrepared = false
 
     /// Creates a request that arrived now; the server does this, tests may too.
     public init(method: String, path: String, query: [(name: String, value: String)] = [],

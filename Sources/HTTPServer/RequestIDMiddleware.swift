@@ -2,14 +2,13 @@ import Synchronization
 
 /// Gives every request an id: the client's `X-Request-ID` when sane (1–128 visible ASCII characters),
 /// else a generated one; echoes it on the response.
-public struct RequestIDMiddleware: SurroundingMiddleware {
+public struct RequestIDMiddleware: Middleware {
     /// Creates the middleware.
     public init() {}
 
-    /// Gives the request its id, unless it has one already (from an immediate attempt that had no answer: the async
-    /// path that follows keeps that id).
+    /// Gives the request its id.
     public func prepare(_ request: inout Request) throws {
-        if request.id.isEmpty { request.id = RequestIDMiddleware.id(for: request) }
+        request.id = RequestIDMiddleware.id(for: request)
     }
 
     /// Echoes the id on the response.

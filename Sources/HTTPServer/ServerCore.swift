@@ -10,7 +10,8 @@ import Glibc
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let responder: Responder
-    let immediate: ImmediateResponder?
+    /// The first try at a request without a body, on the libmicrohttpd thread (see `HTTPServer.init`).
+    let fromMemory: (@Sendable (inout Request) -> Response?)?
     let monitor: DisconnectMonitor
     /// Requests whose responder is running (their connection is suspended).
     let requests = InFlightRegistry()
@@ -38,12 +39,12 @@ final class ServerCore: Sendable {
     /// Connections per client address, shared with the server this one hands connections to, if any.
     let addresses: AddressLimits
 
-    init(configuration: ServerConfiguration, responder: @escaping Responder, immediate: ImmediateResponder?,
-         addresses: AddressLimits) {
+    init(configuration: ServerConfiguration, responder: @escaping Responder,
+         fromMemory: (@Sendable (inout Request) -> Response?)?, addresses: AddressLimits) {
         self.configuration = configuration
         self.addresses = addresses
         self.responder = responder
-        self.immediate = immediate
+        self.fromMemory = fromMemory
         self.monitor = DisconnectMonitor(watchAfter: configuration.disconnectWatchAfter)
     }
 
@@ -98,7 +99,7 @@ final class ServerCore: Sendable {
             return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
         }
         if refusing.load(ordering: .relaxed) { return refuse(context) }
-        if let immediate, context.request.body.isEmpty, let response = immediate(&context.request) {
+        if let fromMemory, context.request.body.isEmpty, let response = fromMemory(&context.request) {
             return queue(response, for: context)
         }
         // Only requests about to be suspended enter the `starting` window (answers known at once never suspend,

@@ -13,12 +13,13 @@ import Testing
     }
 
     @Test func generatedRequestIDsAreUnique() async throws {
-        let middleware = RequestIDMiddleware()
+        var router = Router()
+        router.use(RequestIDMiddleware())
+        router.get("/") { request in Response(status: 200, headers: ["X-Seen": request.id]) }
+        let responder = router.buildResponder()
         var seen = Set<String>()
         for _ in 0 ..< 100 {
-            let response = try await middleware.respond(to: Request(method: "GET", path: "/")) { request in
-                Response(status: 200, headers: ["X-Seen": request.id])
-            }
+            let response = try await responder.respond(to: Request(method: "GET", path: "/"))
             seen.insert(response.headers["X-Request-ID"]!)
         }
         #expect(seen.count == 100)

@@ -71,10 +71,8 @@ import Testing
     @Test func middlewareRunsOutermostFirstAndSeesTheRoute() async throws {
         struct Tag: Middleware {
             let name: String
-            func respond(to request: Request, next: Responder) async throws -> Response {
-                var response = try await next(request)
-                response.headers.add("X-Order", name + ":" + (request.route ?? "none"))
-                return response
+            func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
+                outcome.updateResponse { $0.headers.add("X-Order", name + ":" + (request.route ?? "none")) }
             }
         }
         var routes = routes()
@@ -84,47 +82,51 @@ import Testing
         #expect(response.headers.map(\.value) == ["inner:/v1/feeds/{key}", "outer:/v1/feeds/{key}"])
     }
 
-    @Test func immediateHandlersAnswerKnownResultsAndOtherwiseLeaveTheMatchForTheAsyncPath() async throws {
-        var routes = routes()
-        routes.immediate("GET", "/v1/feeds/{key}") { request in
+    /// `routes()` with the feed route answering "cached" from memory.
+    func routesWithAMemoryAnswer() -> Router {
+        var router = Router()
+        router.get("/v1/feeds/{key}", fromMemory: { request in
             request.parameter("key") == "cached" ? Response(status: 200, body: Array("from memory".utf8)) : nil
-        }
+        }) { request in Response(status: 200, body: Array("feed \(request.parameter("key"))".utf8)) }
+        router.get("/v1/feeds/special") { _ in Response(status: 200, body: Array("special".utf8)) }
+        return router
+    }
+
+    @Test func memoryAnswersAnswerKnownResultsAndOtherwiseLeaveTheMatchForTheAsyncPath() async throws {
+        let routes = routesWithAMemoryAnswer()
         let router = routes.buildResponder()
         var cached = Request(method: "GET", path: "/v1/feeds/cached")
-        #expect(router.respondImmediately(to: &cached)?.bodyBytes == Array("from memory".utf8))
+        #expect(router.answerFromMemory(&cached)?.bodyBytes == Array("from memory".utf8))
 
-        // No immediate answer: the request keeps its route and parameters, and the async path answers it.
+        // No answer from memory: the request keeps its route and parameters, and the async path answers it.
         var cold = Request(method: "GET", path: "/v1/feeds/cold")
-        #expect(router.respondImmediately(to: &cold) == nil)
+        #expect(router.answerFromMemory(&cold) == nil)
         #expect(cold.route == "/v1/feeds/{key}" && cold.parameter("key") == "cold")
         #expect(try await router.respond(to: cold).bodyBytes == Array("feed cold".utf8))
 
-        // A route without an immediate handler, and no route at all, still go the async way.
+        // A route without a memory answer, and no route at all, still go the async way.
         var special = Request(method: "GET", path: "/v1/feeds/special")
-        #expect(router.respondImmediately(to: &special) == nil)
+        #expect(router.answerFromMemory(&special) == nil)
         #expect(try await router.respond(to: special).bodyBytes == Array("special".utf8))
         var unknown = Request(method: "GET", path: "/v2")
-        #expect(router.respondImmediately(to: &unknown) == nil && unknown.route == nil)
+        #expect(router.answerFromMemory(&unknown) == nil && unknown.route == nil)
     }
 
-    @Test func immediateAnswersGoThroughTheSynchronousFormOfTheSameMiddleware() throws {
+    @Test func memoryAnswersGoThroughTheSameMiddleware() throws {
         let logged = LoggedEntries()
-        var routes = routes()
+        var routes = routesWithAMemoryAnswer()
         routes.use(RequestIDMiddleware())
         routes.use(AccessLogMiddleware(sink: { logged.append($0) }))
-        routes.immediate("GET", "/v1/feeds/{key}") { request in
-            request.parameter("key") == "cached" ? Response(status: 200, body: Array("from memory".utf8)) : nil
-        }
         let router = routes.buildResponder()
         var cached = Request(method: "GET", path: "/v1/feeds/cached", headers: ["X-Request-ID": "abc-1"])
-        let response = try #require(router.respondImmediately(to: &cached))
+        let response = try #require(router.answerFromMemory(&cached))
         #expect(response.headers["X-Request-ID"] == "abc-1")
         #expect(logged.entries.map(\.requestID) == ["abc-1"])
         #expect(logged.entries.first?.route == "/v1/feeds/{key}" && logged.entries.first?.status == 200)
 
-        // No immediate answer: nothing is logged on this path (the async chain logs the request once).
+        // No answer from memory: nothing is logged on this path (the async path logs the request once).
         var cold = Request(method: "GET", path: "/v1/feeds/cold")
-        #expect(router.respondImmediately(to: &cold) == nil)
+        #expect(router.answerFromMemory(&cold) == nil)
         #expect(logged.entries.count == 1)
     }
 

@@ -22,10 +22,8 @@ struct ConnectionHandoffTests {
     /// Names the daemon on every answer, 404s included.
     struct NameTag: Middleware {
         let name: String
-        func respond(to request: Request, next: Responder) async throws -> Response {
-            var response = try await next(request)
-            response.headers.set("X-Daemon", name)
-            return response
+        func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
+            outcome.updateResponse { $0.headers.set("X-Daemon", name) }
         }
     }
 

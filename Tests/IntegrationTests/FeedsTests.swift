@@ -92,6 +92,28 @@ struct FeedsEndToEndTests {
         await app.stop()
     }
 
+    /// A read answered in the request's task after the page was not in memory (the principal found there carried
+    /// on), and one answered from memory, each take exactly one request from the caller's allowance.
+    @Test func aReadTakesOneRequestFromTheAllowanceWhicheverWayItIsAnswered() async throws {
+        let app = try await TestApp.start(rateLimitPerMinute: 6)
+        let who = try await Self.actors(app)
+        #expect(try await Self.post(app, who.apiKey, feed: "news", title: "Hello").status == 201)
+        func remaining(_ response: RawResponse) -> Int? {
+            response.header("RateLimit")?.split(separator: ";").first { $0.hasPrefix("r=") }.flatMap { Int($0.dropFirst(2)) }
+        }
+        // The session's token is looked up once, and is in memory from then on.
+        let current = try await app.call("GET", "/v1/sessions/current", token: who.customer)
+        #expect(remaining(current) == 5)
+        let queries = try await Self.feedQueries(app)
+        let cold = try await app.call("GET", "/v1/feeds/news", token: who.customer)
+        #expect(cold.status == 200 && remaining(cold) == 4)
+        #expect(try await Self.feedQueries(app) == queries + 1) // not in memory: read in the task
+        let hot = try await app.call("GET", "/v1/feeds/news", token: who.customer)
+        #expect(hot.status == 200 && remaining(hot) == 3)
+        #expect(try await Self.feedQueries(app) == queries + 1) // answered from memory
+        await app.stop()
+    }
+
     @Test func notModifiedWhenTheETagMatches() async throws {
         let app = try await TestApp.start()
         let who = try await Self.actors(app)

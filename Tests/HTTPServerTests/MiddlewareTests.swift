@@ -3,21 +3,17 @@ import TestSupport
 import Synchronization
 import Testing
 
-/// Runs of surrounding middleware are fused into one async call; these tests hold that call to what the layers would
-/// do nested one inside the other, each awaiting the next.
-@Suite struct SurroundingMiddlewareTests {
+/// A router's middleware runs as one call; these tests hold that call, in the request's task and for an answer from
+/// memory, to what the layers would do nested one inside the other, each awaiting the next.
+@Suite struct MiddlewareTests {
     /// What one test layer does.
     enum Kind: Equatable {
-        /// Surrounding: records its halves and adds a header to a response.
+        /// Records its halves and adds a header to a response.
         case tag
-        /// Surrounding: its `prepare` throws.
+        /// Its `prepare` throws.
         case gate
-        /// Surrounding: turns an error into a response.
+        /// Turns an error into a response.
         case rescue
-        /// Plain middleware that calls `next` and adds a header.
-        case plain
-        /// Plain middleware that throws without calling `next`.
-        case plainThrow
     }
 
     struct Failure: Error, Equatable { let layer: Int }
@@ -30,7 +26,7 @@ import Testing
         var steps: [String] { storage.withLock { $0 } }
     }
 
-    struct Surrounding: SurroundingMiddleware {
+    struct Layer: Middleware {
         let index: Int
         let kind: Kind
         let trace: Trace
@@ -54,21 +50,6 @@ import Testing
         }
     }
 
-    struct Plain: Middleware {
-        let index: Int
-        let kind: Kind
-        let trace: Trace
-
-        func respond(to request: Request, next: Responder) async throws -> Response {
-            trace.record("enter \(index)")
-            if kind == .plainThrow { throw Failure(layer: index) }
-            var response = try await next(request)
-            trace.record("leave \(index)")
-            response.headers.add("X-Plain", "\(index)")
-            return response
-        }
-    }
-
     /// What the layers do nested, each awaiting the next: the steps in order and the outcome.
     static func expected(_ kinds: [Kind], handlerFails: Bool) -> (steps: [String], outcome: Result<Response, Failure>) {
         var steps: [String] = []
@@ -77,50 +58,34 @@ import Testing
                 steps.append("handler")
                 return handlerFails ? .failure(Failure(layer: 100)) : .success(Response(status: 200))
             }
-            switch kinds[index] {
-            case .plain, .plainThrow:
-                steps.append("enter \(index)")
-                if kinds[index] == .plainThrow { return .failure(Failure(layer: index)) }
-                let inner = run(index + 1)
-                guard case .success(var response) = inner else { return inner }
-                steps.append("leave \(index)")
-                response.headers.add("X-Plain", "\(index)")
-                return .success(response)
-            case .tag, .gate, .rescue:
-                steps.append("prepare \(index)")
-                var outcome = kinds[index] == .gate ? .failure(Failure(layer: index)) : run(index + 1)
-                steps.append("complete \(index)")
-                switch (kinds[index], outcome) {
-                case (.tag, .success(var response)):
-                    response.headers.add("X-Layer", "\(index)")
-                    outcome = .success(response)
-                case (.rescue, .failure(let failure)):
-                    outcome = .success(Response(status: 400 + failure.layer, headers: ["X-Rescued-By": "\(index)"]))
-                default:
-                    break
-                }
-                return outcome
+            steps.append("prepare \(index)")
+            var outcome = kinds[index] == .gate ? .failure(Failure(layer: index)) : run(index + 1)
+            steps.append("complete \(index)")
+            switch (kinds[index], outcome) {
+            case (.tag, .success(var response)):
+                response.headers.add("X-Layer", "\(index)")
+                outcome = .success(response)
+            case (.rescue, .failure(let failure)):
+                outcome = .success(Response(status: 400 + failure.layer, headers: ["X-Rescued-By": "\(index)"]))
+            default:
+                break
             }
+            return outcome
         }
         let outcome = run(0)
         return (steps, outcome)
     }
 
     /// Seeded random stacks of every kind, each through a built router, against the nested model.
-    @Test(arguments: [1, 2, 3]) func fusedRunsDoWhatNestedLayersDo(seed: UInt64) async throws {
+    @Test(arguments: [1, 2, 3]) func theStackDoesWhatNestedLayersDo(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let kinds: [Kind] = [.tag, .tag, .gate, .rescue, .plain, .plainThrow]
+        let kinds: [Kind] = [.tag, .tag, .gate, .rescue]
         for _ in 0 ..< 200 {
             let stack = (0 ..< Int.random(in: 0 ... 7, using: &random)).map { _ in kinds.randomElement(using: &random)! }
             let handlerFails = Bool.random(using: &random)
             let trace = Trace()
             var router = Router()
-            for (index, kind) in stack.enumerated() {
-                switch kind {
-                case .plain, .plainThrow: router.use(Plain(index: index, kind: kind, trace: trace))
-                default: router.use(Surrounding(index: index, kind: kind, trace: trace))
-                }
-            }
+            for (index, kind) in stack.enumerated() { router.use(Layer(index: index, kind: kind, trace: trace)) }
             router.get("/x") { _ in
                 trace.record("handler")
                 if handlerFails { throw Failure(layer: 100) }
@@ -132,7 +97,7 @@ import Testing
             } catch let failure as Failure {
                 observed = .failure(failure)
             }
-            let (steps, outcome) = SurroundingMiddlewareTests.expected(stack, handlerFails: handlerFails)
+            let (steps, outcome) = MiddlewareTests.expected(stack, handlerFails: handlerFails)
             #expect(trace.steps == steps, "stack \(stack), handler fails: \(handlerFails)")
             switch (observed, outcome) {
             case (.success(let got), .success(let want)):
@@ -146,11 +111,11 @@ import Testing
         }
     }
 
-    /// Seeded random stacks of surrounding layers around an immediate handler that answers or has no answer: the
-    /// synchronous path runs the layers as the async path does (the nested model), so an answer known at once is
-    /// the answer the async path would have given; an error no layer maps becomes its problem response (500 here).
-    /// Without an answer, nothing is completed: the async path will run the layers.
-    @Test(arguments: [1, 2, 3]) func immediateAnswersGoThroughTheLayersAsTheAsyncPathDoes(seed: UInt64) throws {
+    /// Seeded random stacks around a memory answer that answers or has no answer: the server's thread runs the layers
+    /// as the async path does (the nested model), so an answer from memory is the answer the async path would have
+    /// given; an error no layer maps becomes its problem response (500 here). Without an answer, nothing is completed:
+    /// the async path goes on from the prepared request.
+    @Test(arguments: [1, 2, 3]) func memoryAnswersGoThroughTheLayersAsTheAsyncPathDoes(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let kinds: [Kind] = [.tag, .tag, .gate, .rescue]
         for _ in 0 ..< 300 {
@@ -158,15 +123,14 @@ import Testing
             let answers = Bool.random(using: &random)
             let trace = Trace()
             var router = Router()
-            for (index, kind) in stack.enumerated() { router.use(Surrounding(index: index, kind: kind, trace: trace)) }
-            router.get("/x") { _ in Response(status: 200) }
-            router.immediate("GET", "/x") { _ in
+            for (index, kind) in stack.enumerated() { router.use(Layer(index: index, kind: kind, trace: trace)) }
+            router.get("/x", fromMemory: { _ in
                 trace.record("handler")
                 return answers ? Response(status: 200) : nil
-            }
+            }) { _ in Response(status: 200) }
             var request = Request(method: "GET", path: "/x")
-            let observed = router.buildResponder().respondImmediately(to: &request)
-            let (steps, outcome) = SurroundingMiddlewareTests.expected(stack, handlerFails: false)
+            let observed = router.buildResponder().answerFromMemory(&request)
+            let (steps, outcome) = MiddlewareTests.expected(stack, handlerFails: false)
             let reachesHandler = !stack.contains(.gate)
             if !answers && reachesHandler {
                 #expect(observed == nil, "stack \(stack)")
@@ -185,14 +149,13 @@ import Testing
         }
     }
 
-    @Test func anImmediateMissKeepsTheRequestIDForTheAsyncPath() async throws {
+    @Test func aDeclinedMemoryAnswerKeepsTheRequestIDForTheAsyncPath() async throws {
         var router = Router()
         router.use(RequestIDMiddleware())
-        router.get("/x") { request in Response(status: 200, headers: ["X-Seen-ID": request.id]) }
-        router.immediate("GET", "/x") { _ in nil }
+        router.get("/x", fromMemory: { _ in nil }) { request in Response(status: 200, headers: ["X-Seen-ID": request.id]) }
         let responder = router.buildResponder()
         var request = Request(method: "GET", path: "/x")
-        #expect(responder.respondImmediately(to: &request) == nil)
+        #expect(responder.answerFromMemory(&request) == nil)
         let given = request.id
         #expect(!given.isEmpty)
         let response = try await responder.respond(to: request)
@@ -226,30 +189,28 @@ import Testing
         #expect(entry.time.timeIntervalSinceNow <= -2 && entry.time.timeIntervalSinceNow > -3)
     }
 
-    @Test func anImmediateAnswerStopsAtAPrepareThatThrowsAndIsMappedOutside() throws {
+    @Test func aMemoryAnswerStopsAtAPrepareThatThrowsAndIsMappedOutside() throws {
         let trace = Trace()
         var router = Router()
         router.use(ErrorMiddleware())
-        router.use(Surrounding(index: 1, kind: .gate, trace: trace))
-        router.get("/x") { _ in Response(status: 200) }
-        router.immediate("GET", "/x") { _ in
-            trace.record("immediate")
+        router.use(Layer(index: 1, kind: .gate, trace: trace))
+        router.get("/x", fromMemory: { _ in
+            trace.record("from memory")
             return Response(status: 200)
-        }
+        }) { _ in Response(status: 200) }
         var request = Request(method: "GET", path: "/x")
-        let response = try #require(router.buildResponder().respondImmediately(to: &request))
+        let response = try #require(router.buildResponder().answerFromMemory(&request))
         #expect(response.status == 500) // an unknown error, mapped by the outer layer
         #expect(trace.steps == ["prepare 1", "complete 1"])
     }
 
-    @Test func noImmediateAnswerLeavesNothingDone() {
+    @Test func aDeclinedMemoryAnswerLeavesTheLayersPreparedButNotCompleted() {
         let trace = Trace()
         var router = Router()
-        router.use(Surrounding(index: 0, kind: .tag, trace: trace))
-        router.get("/x") { _ in Response(status: 200) }
-        router.immediate("GET", "/x") { _ in nil }
+        router.use(Layer(index: 0, kind: .tag, trace: trace))
+        router.get("/x", fromMemory: { _ in nil }) { _ in Response(status: 200) }
         var request = Request(method: "GET", path: "/x")
-        #expect(router.buildResponder().respondImmediately(to: &request) == nil)
-        #expect(trace.steps == ["prepare 0"]) // prepared, but not completed: the async path runs the layer
+        #expect(router.buildResponder().answerFromMemory(&request) == nil)
+        #expect(trace.steps == ["prepare 0"]) // prepared, but not completed: the async path completes it
     }
 }

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPServer
+
+/// How far authenticating a request got without waiting: its principal, or its token still to be looked up.
+enum Authentication: Sendable {
+    /// The token's record was in memory: the principal, checked against the route's callers.
+    case known(Principal)
+    /// The token is well formed and of an accepted kind, but its record must be looked up.
+    case toLookUp(token: String, kind: SecretToken.Kind)
+}
+
+/// The request attribute that carries a declined memory answer's authentication to the route's async handler.
+enum AuthenticationKey: RequestAttributeKey {
+    typealias Value = Authentication
+}
+
+extension Request {
+    /// The authentication a declined memory answer got as far as, for the async handler to go on from.
+    var authentication: Authentication? {
+        get { attributes[AuthenticationKey.self] }
+        set { attributes[AuthenticationKey.self] = newValue }
+    }
+}
+
+extension AccessGuard {
+    /// The principal behind the request's bearer token, if `accepted` lets it in.
+    public func authenticate(_ request: Request, accepted: Callers) async throws -> Principal {
+        try await principal(authenticateFromMemory(request, accepted: accepted), accepted: accepted)
+    }
+
+    /// Authentication as far as it goes without waiting: every error that needs no lookup is thrown here, and the
+    /// principal is known when the token's record is in memory.
+    func authenticateFromMemory(_ request: Request, accepted: Callers) throws -> Authentication {
+        let token = try AccessGuard.bearerToken(request)
+        guard let kind = SecretToken.kind(of: token) else { throw AuthError.unknown }
+        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
+        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
+        guard let record = tokens.cachedRecord(for: token) else { return .toLookUp(token: token, kind: kind) }
+        return .known(try principal(of: record, kind: kind, accepted: accepted))
+    }
+
+    /// The principal of `authentication`, looking its token up when it was not in memory.
+    func principal(_ authentication: Authentication, accepted: Callers) async throws -> Principal {
+        switch authentication {
+        case .known(let principal):
+            return principal
+        case .toLookUp(let token, let kind):
+            return try principal(of: try await tokens.record(for: token), kind: kind, accepted: accepted)
+        }
+    }
+
+    /// The principal of a token's record, if `accepted` lets it in.
+    private func principal(of record: TokenRecord, kind: SecretToken.Kind, accepted: Callers) throws -> Principal {
+        switch record {
+        case .unknown: throw AuthError.unknown
+        case .revoked: throw AuthError.revoked
+        case .valid(let principal):
+            try check(principal, kind: kind, accepted: accepted)
+            return principal
+        }
+    }
+
+    /// Whether a known principal, presented as a `kind` secret, may call a route accepting `accepted`.
+    private func check(_ principal: Principal, kind: SecretToken.Kind, accepted: Callers) throws {
+        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
+        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
+        if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
+        if let role = principal.role {
+            let needed: Callers = role == .agent ? .agent : .customer
+            guard accepted.contains(needed) else {
+                throw AuthError.forbidden("The \(role.rawValue) role may not do this.")
+            }
+        }
+    }
+
+    /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
+    public static func bearerToken(_ request: Request) throws -> String {
+        guard let header = request.headers["Authorization"] else { throw AuthError.missing }
+        let bytes = header.utf8
+        var index = bytes.startIndex
+        func skipSpaces() { while index != bytes.endIndex && bytes[index] == 32 { index = bytes.index(after: index) } }
+        skipSpaces()
+        for expected in "bearer".utf8 {
+            guard index != bytes.endIndex, bytes[index] | 0x20 == expected else { throw AuthError.malformed }
+            index = bytes.index(after: index)
+        }
+        guard index != bytes.endIndex, bytes[index] == 32 else { throw AuthError.malformed }
+        skipSpaces()
+        var end = bytes.endIndex
+        while end != index, bytes[bytes.index(before: end)] == 32 { end = bytes.index(before: end) }
+        guard index != end else { throw AuthError.malformed }
+        return String(header[index ..< end])
+    }
+}

@@ -1,0 +1,99 @@
+"""User-space instructions per request, counted by valgrind's callgrind, for the hot feed page (answered from memory on
+libmicrohttpd's thread) and /healthz (the async path), for one or more builds side by side (by hand; `make bench`'s
+bench/instructions.sh counts /healthz against C only).
+
+Each target serves N1 and then N2 requests one at a time over one kept-alive connection, after 20 that put the token
+and the page in memory, in two runs of the server under callgrind; the difference of the two totals over N2 - N1 leaves
+out start-up and shutdown. The feed (20 items, as bench/feeds.sh) is set up once by the first build, natively.
+
+    scripts/with-temp-postgres.sh python3 bench/feed-instructions.py before=/tmp/sb-old after=.build/release/switchboard
+
+Strip the binaries first (`strip --strip-debug`): this valgrind cannot read the toolchain's DWARF 5.
+Environment: IR_REQUESTS="300 1300" (N1 N2), IR_PATHS="/v1/feeds/launch /healthz", IR_PORT=18777, IR_KEEP=DIR (keeps
+each callgrind file there, for callgrind_annotate).
+"""
+import http.client, json, os, shutil, signal, subprocess, sys, tempfile, time
+
+N1, N2 = map(int, os.environ.get("IR_REQUESTS", "300 1300").split())
+PATHS = os.environ.get("IR_PATHS", "/v1/feeds/launch /healthz").split()
+PORT = int(os.environ.get("IR_PORT", "18777"))
+KEEP = os.environ.get("IR_KEEP")
+ADMIN = "bench-admin-token-0123456789"
+builds = [argument.split("=", 1) for argument in sys.argv[1:]]
+if not builds or "DATABASE_URL" not in os.environ:
+    sys.exit(__doc__)
+env = dict(os.environ, PORT=str(PORT), HOST="127.0.0.1", STREAM_PORT="off", LOG_LEVEL="error",
+           RATE_LIMIT_PER_MINUTE="0", SWITCHBOARD_ADMIN_TOKEN=ADMIN)
+work = tempfile.mkdtemp()
+
+
+def call(method, path, token=None, body=None, connection=None):
+    connection = connection or http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
+    headers = {"Content-Type": "application/json"} if body else {}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def start(command):
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=open(f"{work}/server.log", "a"))
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        try:
+            if call("GET", "/readyz")[0] == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(0.5)
+    server.kill()
+    sys.exit(f"not ready in 300 s (log: {work}/server.log)")
+
+
+def stop(server):
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=300)
+
+
+server = start([builds[0][1]])
+_, tenant = call("POST", "/v1/admin/tenants", ADMIN, '{"name":"instructions"}')
+api_key = json.loads(tenant)["api_key"]
+_, session = call("POST", "/v1/sessions", api_key, '{"user_id":"instructions","role":"customer"}')
+token = json.loads(session)["token"]
+for i in range(1, 21):
+    call("POST", "/v1/feeds/launch/items", api_key,
+         json.dumps({"title": f"Item {i}", "body": f"Body of item {i}, long enough to look like a real teaser line.",
+                     "url": f"https://example.com/{i}"}))
+stop(server)
+
+
+def total(label, binary, path, count):
+    out = f"{work}/callgrind.out"
+    if os.path.exists(out):
+        os.remove(out)
+    server = start(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary])
+    auth = token if path.startswith("/v1/") else None
+    connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
+    for _ in range(20):
+        call("GET", path, auth, connection=connection)
+    for _ in range(count):
+        status, _ = call("GET", path, auth, connection=connection)
+        if status != 200:
+            sys.exit(f"{label} {path}: status {status}")
+    connection.close()
+    stop(server)
+    if KEEP:
+        shutil.copy(out, os.path.join(KEEP, f"{label}-{path.strip('/').replace('/', '_')}-{count}.out"))
+    for line in open(out):
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    sys.exit(f"{label}: callgrind wrote no totals")
+
+
+for path in PATHS:
+    for label, binary in builds:
+        first = total(label, binary, path, N1)
+        second = total(label, binary, path, N2)
+        print(f"{label:12} {path:18} {(second - first) // (N2 - N1):8d} instructions per request", flush=True)
+shutil.rmtree(work)
