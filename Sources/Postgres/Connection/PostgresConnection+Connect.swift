@@ -25,15 +25,22 @@ extension PostgresConnection {
         let parameters = try await withDeadline(deadline, configuration.connectTimeout) {
             try await given.resolvingHostName()
         }
+        // One task makes the `PGconn`, polls it and hands over the connection: the pointer never crosses tasks.
+        return try await withDeadline(deadline, configuration.connectTimeout) {
+            try await establish(parameters, reactor: reactor, configuration: configuration)
+        }
+    }
+
+    /// Starts connecting with `parameters` and drives the attempt to its end: the open connection, or the attempt
+    /// closed and an error (a cancellation, when the deadline cut it short).
+    private static func establish(_ parameters: ConnectionParameters, reactor: SocketReactor,
+                                  configuration: PostgresConfiguration) async throws -> PostgresConnection {
         guard let pgconn = parameters.withCArrays({ PQconnectStartParams($0, $1, 0) }) else {
             throw PostgresError(.connection, "cannot allocate a connection")
         }
         do {
             guard PQstatus(pgconn) != CONNECTION_BAD else { throw PostgresError(connection: pgconn, "cannot connect") }
-            let handle = ConnectingHandle(pointer: pgconn)
-            try await withDeadline(deadline, configuration.connectTimeout) {
-                try await pollUntilConnected(handle.pointer, reactor: reactor)
-            }
+            try await pollUntilConnected(pgconn, reactor: reactor)
             guard PQsetnonblocking(pgconn, 1) == 0 else {
                 throw PostgresError(connection: pgconn, "cannot switch to non-blocking mode")
             }
@@ -82,10 +89,4 @@ extension PostgresConnection {
             throw CancellationError()
         }
     }
-}
-
-/// A connecting `PGconn` handed to the task that polls it.
-/// `@unchecked Sendable`: only that task uses it; the creator touches it again only after the task has ended.
-private struct ConnectingHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
 }

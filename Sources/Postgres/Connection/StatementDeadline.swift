@@ -5,7 +5,7 @@ import Coordination
 /// connection, a blackholed route, where a wait would otherwise last until the kernel gives up, hours later — the
 /// pending wait is failed with a `.connection` error, so the connection is discarded and its pool slot freed.
 ///
-/// Both stages are entries in the shared ``DeadlineTimer`` (no task or thread per statement). `stop()` must be
+/// Both stages are timers of the connection's ``SocketReactor`` (no task or thread per statement). `stop()` must be
 /// called once the exchange is over; it returns whether the deadline passed. The interrupt is sent only while the
 /// exchange it was armed for is still running (checked under one lock), so it can never hit the next statement.
 final class StatementDeadline: Sendable {
@@ -17,18 +17,21 @@ final class StatementDeadline: Sendable {
 
     /// Guards whether the exchange is over, whether the deadline passed, and the pending timer ticket.
     private let state = Locked(State())
+    /// Runs the timers.
+    private let reactor: SocketReactor
 
     init(limit: Duration, grace: Duration, generation: UInt64, connection: PostgresConnection) {
         let state = self.state
         let canceller = connection.canceller, reactor = connection.reactor, socket = connection.socket
+        self.reactor = reactor
         // Repeated each second until the exchange is over: a wait that is not armed at that instant (between two
         // reads of a trickling reply) would otherwise miss it.
         let interrupt = Interrupt(state: state, reactor: reactor, socket: socket)
-        let ticket = DeadlineTimer.shared.schedule(after: limit) {
+        let ticket = reactor.schedule(after: limit) {
             let cancel = state.withLock { state -> Bool in
                 guard !state.over else { return false }
                 state.passed = true
-                state.ticket = DeadlineTimer.shared.schedule(after: grace, interrupt.fire)
+                state.ticket = reactor.schedule(after: grace, interrupt.fire)
                 return true
             }
             if cancel { canceller.cancel(generation) }
@@ -42,7 +45,7 @@ final class StatementDeadline: Sendable {
             state.over = true
             return (state.passed, state.ticket)
         }
-        DeadlineTimer.shared.cancel(ticket)
+        reactor.cancel(ticket)
         return passed
     }
 }
@@ -58,7 +61,7 @@ private struct Interrupt: Sendable {
             guard !state.over else { return }
             reactor.interrupt(socket, with: PostgresError(
                 .connection, "no answer from the server within the statement deadline and the cancel's grace"))
-            state.ticket = DeadlineTimer.shared.schedule(after: .seconds(1), fire)
+            state.ticket = reactor.schedule(after: .seconds(1), fire)
         }
     }
 }

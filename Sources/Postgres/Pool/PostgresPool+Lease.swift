@@ -46,9 +46,9 @@ extension PostgresPool {
         }
     }
 
-    /// Arms the pool's one waiter timer (an entry in the shared ``DeadlineTimer``, not a task per waiter).
+    /// Arms the pool's one waiter timer (a timer of the ``SocketReactor``, not a task per waiter).
     private func armWaiterTimer(at deadline: ContinuousClock.Instant) {
-        _ = DeadlineTimer.shared.schedule(after: max(.zero, deadline - .now)) { [weak self] in self?.waiterTimerFired() }
+        _ = SocketReactor.shared.schedule(after: max(.zero, deadline - .now)) { [weak self] in self?.waiterTimerFired() }
     }
 
     /// Fails the waiters whose deadline passed, and re-arms the timer for the next one, as the machine decides.

@@ -2,7 +2,8 @@ import Coordination
 import Foundation
 import Glibc
 
-/// Suspends tasks until a socket is readable or writable, using one epoll instance served by one dedicated thread.
+/// Suspends tasks until a socket is readable or writable, using one epoll instance served by one dedicated thread,
+/// which also runs the connections' timers (``schedule(after:_:)``): its wait ends at the earliest deadline.
 ///
 /// A wait first asks whether the socket is ready already and, if so, returns without suspending. Otherwise it arms
 /// the descriptor with `EPOLLONESHOT`, so a readiness resumes exactly one waiter exactly once. A descriptor has at
@@ -21,6 +22,7 @@ final class SocketReactor: Sendable {
         var waiters: [Int32: Waiter] = [:]
         var lastToken: UInt32 = 0
         var isStopped = false
+        var deadlines = DeadlineHeap<@Sendable () -> Void>()
     }
 
     /// Event data that marks the wake-up eventfd rather than a socket.
@@ -28,7 +30,7 @@ final class SocketReactor: Sendable {
 
     private let epollFD: Int32
     private let wakeFD: Int32
-    /// Guards the pending waiter of each descriptor, the token counter and the stopped flag.
+    /// Guards the pending waiter of each descriptor, the token counter, the stopped flag and the timers.
     private let table = Locked(Table())
 
     /// Creates the epoll instance and starts its thread; the reactor lives until ``stop()``.
@@ -67,6 +69,20 @@ final class SocketReactor: Sendable {
         }
     }
 
+    /// Runs `action` on the reactor's thread once `delay` has passed, unless ``cancel(_:)`` comes first; returns the
+    /// ticket for that. The action must be quick: it hands work off, and never blocks.
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        let (ticket, isEarliest) = table.withLock { $0.deadlines.schedule(at: .now + delay, action) }
+        if isEarliest { wake() }
+        return ticket
+    }
+
+    /// Forgets the action of `ticket` if it has not run; returns whether it was still pending.
+    @discardableResult
+    func cancel(_ ticket: UInt64) -> Bool {
+        table.withLock { $0.deadlines.cancel(ticket) }
+    }
+
     /// Whether a task waits on `fd` now (so a test acts only once the wait is armed, not after a guessed pause).
     func hasWaiter(on fd: Int32) -> Bool {
         table.withLock { $0.waiters[fd] != nil }
@@ -99,6 +115,11 @@ final class SocketReactor: Sendable {
         for waiter in waiters {
             waiter.continuation.resume(throwing: PostgresError(.connection, "socket reactor stopped"))
         }
+        wake()
+    }
+
+    /// Ends the thread's current wait (to stop, or to wait for an earlier deadline).
+    private func wake() {
         var one: UInt64 = 1
         _ = Glibc.write(wakeFD, &one, MemoryLayout<UInt64>.size)
     }
@@ -152,7 +173,8 @@ final class SocketReactor: Sendable {
         let events = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * Epoll.eventSize, alignment: 8)
         defer { events.deallocate() }
         while true {
-            let count = Epoll.wait(epollFD, into: events)
+            let next = table.withLock { $0.deadlines.nextInstant }
+            let count = Epoll.wait(epollFD, into: events, timeout: next.map { max(.zero, $0 - .now) })
             if count < 0 {
                 precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
                 continue
@@ -167,6 +189,7 @@ final class SocketReactor: Sendable {
                     resume(Int32(bitPattern: UInt32(truncatingIfNeeded: data)), token: UInt32(truncatingIfNeeded: data >> 32))
                 }
             }
+            for action in table.withLock({ $0.deadlines.takeDue(now: .now) }) { action() }
         }
     }
 
