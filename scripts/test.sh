@@ -33,6 +33,7 @@ build_without_warnings "$SWIFT" build --package-path examples/client-cli
 echo "== doc comments" >&2
 # Every public declaration carries a `///` comment; the checker uses only the standard library.
 python3 -I scripts/check-docs.py Sources
+python3 -I scripts/check-test-limits.py
 
 echo "== python tools" >&2
 # The project's own environment; the isolation check runs with a poisoned PYTHONPATH and user site (an

@@ -2,7 +2,7 @@
 import HTTPServer
 import Testing
 
-@Suite struct SecretTokenTests {
+@Suite(.timeLimit(.minutes(5))) struct SecretTokenTests {
     @Test func generatedSecretsHaveTheirKindAndAreUnique() {
         let keys = (0 ..< 200).map { _ in SecretToken.generate(.apiKey) }
         #expect(Set(keys).count == 200)
@@ -24,7 +24,7 @@ import Testing
     }
 }
 
-@Suite struct RateLimiterTests {
+@Suite(.timeLimit(.minutes(5))) struct RateLimiterTests {
     @Test func allowsTheBurstThenRefillsContinuously() {
         let limiter = RateLimiter(perMinute: 60)
         for i in 0 ..< 60 {
@@ -49,7 +49,7 @@ import Testing
     }
 }
 
-@Suite struct AuthPieceTests {
+@Suite(.timeLimit(.minutes(5))) struct AuthPieceTests {
     @Test func constantTimeComparison() {
         #expect(AdminGuard.constantTimeEquals(Array("secret".utf8), Array("secret".utf8)))
         #expect(!AdminGuard.constantTimeEquals(Array("secret".utf8), Array("secreT".utf8)))

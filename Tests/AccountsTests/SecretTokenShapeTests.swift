@@ -4,7 +4,7 @@ import TestSupport
 
 /// A presented secret's kind, read from its bytes, against the rule written plainly over characters: `sbk_` (an API
 /// key) or `sbs_` (a session), then exactly 43 base64url characters. Seeded random near-misses of every sort.
-@Suite struct SecretTokenShapeTests {
+@Suite(.timeLimit(.minutes(5))) struct SecretTokenShapeTests {
     static func reference(_ token: String) -> SecretToken.Kind? {
         let characters = Array(token)
         guard characters.count == 47 else { return nil }

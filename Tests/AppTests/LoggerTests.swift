@@ -3,7 +3,7 @@ import Foundation
 import HTTPServer
 import Testing
 
-@Suite struct LoggerTests {
+@Suite(.timeLimit(.minutes(5))) struct LoggerTests {
     final class Lines: @unchecked Sendable { // guarded by `lock`
         private let lock = NSLock()
         private var lines: [String] = []
@@ -43,7 +43,7 @@ import Testing
 /// The log writer wakes its thread only when a line lands in an empty queue; no line may be left behind, also with
 /// `flush`es waiting on the same condition (the test runs them side by side but cannot force the one interleaving
 /// where a wake-up goes to a flush), and the access-log line keeps its fields in key order.
-@Suite struct LogWriterTests {
+@Suite(.timeLimit(.minutes(5))) struct LogWriterTests {
     @Test func everyLineIsWrittenWhileFlushesWait() throws {
         let (writeEnd, received) = Self.pipeRead()
         let writer = LogWriter(capacityBytes: 1 << 20, descriptor: writeEnd)

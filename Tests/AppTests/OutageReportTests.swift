@@ -4,7 +4,7 @@ import Testing
 
 /// An unreachable database is reported once it has been so for more than 3 s (from the start of the first failed
 /// attempt), then at most every 30 s; its return is worth a line only after a report. Driven by made-up instants.
-@Suite struct OutageReportTests {
+@Suite(.timeLimit(.minutes(5))) struct OutageReportTests {
     private let start = ContinuousClock.now
 
     private func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
@@ -67,7 +67,7 @@ import Testing
 }
 
 /// What the "database unreachable" line says of the error, and which errors count as the database being unreachable.
-@Suite struct DatabaseReachabilityLogTests {
+@Suite(.timeLimit(.minutes(5))) struct DatabaseReachabilityLogTests {
     @Test func theErrorIsLibpqsFirstLine() {
         let refused = PostgresError(.connection, """
             cannot connect: connection to server at "127.0.0.1", port 1 failed: Connection refused

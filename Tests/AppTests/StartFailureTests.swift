@@ -4,7 +4,7 @@ import HTTPServer
 import Testing
 
 /// A port that cannot be bound is named with the setting it came from, and the line says how to choose others.
-@Suite struct StartFailureTests {
+@Suite(.timeLimit(.minutes(5))) struct StartFailureTests {
     private func configuration(port: Int, streamPort: Int?) -> Configuration {
         var server = ServerConfiguration()
         server.port = port

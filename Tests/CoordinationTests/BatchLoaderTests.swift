@@ -4,6 +4,7 @@ import TestSupport
 
 /// `BatchLoader` turns a burst of different keys into a few calls, gives each caller its own key's value, loads a
 /// key asked for by many callers once per batch, and lets no cancelled caller or failed batch touch the others.
+@Suite(.timeLimit(.minutes(5)))
 struct BatchLoaderTests {
     /// A load that records each batch and waits for the test's go-ahead before answering "value of <key>".
     final class RecordingLoad: Sendable {

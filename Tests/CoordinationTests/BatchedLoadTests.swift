@@ -6,6 +6,7 @@ import TestSupport
 /// in a task of its own, and keeps every promise of a load that does: one load per key for concurrent callers, no
 /// caller after an invalidation joining the load before it, a key taken back when all its callers leave, exactly one
 /// outcome per caller.
+@Suite(.timeLimit(.minutes(5)))
 struct BatchedLoadTests {
     /// A batch load that records each batch, holds it until the test opens the gate, and answers
     /// "<key>#<batch number>" (so a caller's value tells which batch served it).

@@ -2,6 +2,7 @@
 import Testing
 
 /// What the cache keeps, for how long, and what the synchronous probe sees.
+@Suite(.timeLimit(.minutes(5)))
 struct CachingTests {
     let clock = TestClock()
 

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 /// Each caller can leave alone; a load is cancelled only when nobody waits for it any more.
+@Suite(.timeLimit(.minutes(5)))
 struct CancellationTests {
     @Test func cancellingOneWaiterLeavesTheOthersAndTheLoad() async throws {
         let coordinator = RequestCoordinator<String, String>()

@@ -2,6 +2,7 @@ import Coordination
 import Testing
 
 /// A caller's deadline fails that caller alone; the load goes on for the others.
+@Suite(.timeLimit(.minutes(5)))
 struct DeadlineTests {
     @Test func aPassedDeadlineFailsOnlyItsCaller() async throws {
         let coordinator = RequestCoordinator<String, String>()

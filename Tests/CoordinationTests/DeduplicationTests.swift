@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 /// Concurrent callers of one key share one load; different keys do not wait for each other.
+@Suite(.timeLimit(.minutes(5)))
 struct DeduplicationTests {
     @Test func thousandConcurrentCallersOfOneKeyShareOneLoad() async {
         let coordinator = RequestCoordinator<String, String>()

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 /// After `invalidate`, nobody joins or caches a load that began before it; late loads never clobber newer ones.
+@Suite(.timeLimit(.minutes(5)))
 struct FreshnessTests {
     @Test func aLateFinisherNeverOverwritesTheNewerCachedValue() async throws {
         let coordinator = RequestCoordinator<String, String>()

@@ -2,6 +2,7 @@ import Coordination
 import Testing
 
 /// The helpers a service uses to hear about graceful shutdown.
+@Suite(.timeLimit(.minutes(5)))
 struct GracefulShutdownTests {
     @Test func cancelWhenGracefulShutdownCancelsTheOperation() async throws {
         let signal = GracefulShutdown()

@@ -3,6 +3,7 @@ import Testing
 
 /// Heartbeats go to one slice of the subscribers per tick: every subscriber still gets one each interval, and no
 /// tick writes to all of them.
+@Suite(.timeLimit(.minutes(5)))
 struct HeartbeatScheduleTests {
     @Test func aTickASecondAndNoMoreSlicesThanAllowed() {
         #expect(HeartbeatSchedule(interval: .seconds(15)) == HeartbeatSchedule(interval: .seconds(15), maxSlices: 15))

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 /// The cache's bookkeeping as a plain value.
+@Suite(.timeLimit(.minutes(5)))
 struct LRUCacheTests {
     let now = ContinuousClock.now
 

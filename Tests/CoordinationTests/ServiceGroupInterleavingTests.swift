@@ -3,6 +3,7 @@ import Testing
 
 /// `run()`, `shutdown()` and `started()` called concurrently, in seeded interleavings of the group's steps: every
 /// call returns (no interleaving deadlocks), and each returns what its documentation promises.
+@Suite(.timeLimit(.minutes(5)))
 struct ServiceGroupInterleavingTests {
     private enum Outcome: Sendable, Equatable {
         case returned

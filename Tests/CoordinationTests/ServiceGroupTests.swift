@@ -3,6 +3,7 @@ import Testing
 
 /// The service group with fake services: start order, reverse shutdown, deadline, failures, repeated shutdowns.
 /// Events are ordered by waiting for the events themselves; durations appear only as deadlines and timeouts.
+@Suite(.timeLimit(.minutes(5)))
 struct ServiceGroupTests {
     private func entries(_ journal: Journal, endingWith suffixes: Set<String>) -> [String] {
         journal.entries.filter { entry in suffixes.contains { entry.hasSuffix(" " + $0) } }

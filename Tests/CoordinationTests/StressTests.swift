@@ -7,6 +7,7 @@ import Testing
 /// The interleaving is up to the scheduler, so each run differs; what must hold on every run is that every caller
 /// finishes (a leaked continuation would hang it, a double resume would trap) with its own key's value or an
 /// error it could legitimately get, and that no load is left counted as in flight.
+@Suite(.timeLimit(.minutes(5)))
 struct StressTests {
     struct Plan: Sendable {
         var key: Int

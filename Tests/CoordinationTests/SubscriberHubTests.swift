@@ -3,6 +3,7 @@ import Coordination
 import Testing
 
 /// Per-key fan-out: who receives what, in which order, and that every way of leaving unregisters the subscriber.
+@Suite(.timeLimit(.minutes(5)))
 struct SubscriberHubTests {
     @Test func subscribersOfOneKeyEachReceiveEveryEventInOrder() async {
         let hub = SubscriberHub<String, Int>()
@@ -174,6 +175,7 @@ struct SubscriberHubTests {
 ///
 /// What must hold on every run: nothing hangs or crashes, every subscriber receives only its key's events and an
 /// unbroken run of them (a stream ends rather than skip one), and the count returns to 0 once everyone has left.
+@Suite(.timeLimit(.minutes(5)))
 struct SubscriberHubStressTests {
     /// How one reader behaves.
     struct Plan: Sendable {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 /// Threads tell themselves apart by `ThreadIndex`: distinct threads get distinct indices, a thread keeps its own.
+@Suite(.timeLimit(.minutes(5)))
 struct ThreadIndexTests {
     /// Starts `count` threads at once; each reads its index twice, with a pause between. Returns both readings.
     private func readings(threads count: Int) -> [(first: Int, second: Int)] {

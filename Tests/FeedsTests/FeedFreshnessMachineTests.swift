@@ -4,7 +4,7 @@ import Testing
 
 /// The freshness state machine step by step: pages stand for the feed version they were loaded at, writers for
 /// numbers. No socket, no database, no clock.
-@Suite struct FeedFreshnessMachineTests {
+@Suite(.timeLimit(.minutes(5))) struct FeedFreshnessMachineTests {
     typealias Machine = FeedFreshness<Int, Int>
     static let tenant = UUID()
     static let news = FeedAddress(tenantID: tenant, key: "news")

@@ -9,7 +9,7 @@ import TestSupport
 /// may come back before or after the writer waits for it, or never), writes on other replicas (acknowledged once
 /// their notice reached this process), failed writes, and listener reconnections that lose notices. A load reads the
 /// database as it starts (the worst case: a real one reads it later). Pages are feed versions.
-@Suite struct FeedFreshnessModelTests {
+@Suite(.timeLimit(.minutes(5))) struct FeedFreshnessModelTests {
     @Test(arguments: [1, 2, 3, 5, 8, 13, 21, 34] as [UInt64])
     func servedPagesAreNeverOlderThanTheLastAcknowledgedChange(seed: UInt64) {
         for (maxPages, slots) in [(100, 4096), (100, 1), (2, 4096), (0, 4096)] {

@@ -4,7 +4,7 @@ import Testing
 
 /// Page keys (what the cache, the loads in flight and the batches are keyed by) are equal exactly when every field is
 /// (the tenant, the feed's key in its exact case, the limit, the cursor), and equal keys hash alike.
-@Suite struct FeedPageKeyTests {
+@Suite(.timeLimit(.minutes(5))) struct FeedPageKeyTests {
     @Test func keysAreEqualExactlyWhenEveryFieldIs() {
         let tenants = [UUID(), UUID()]
         let cursors: [FeedCursor?] = [nil, FeedCursor(micros: 1_780_000_000_000_001, id: tenants[0]),

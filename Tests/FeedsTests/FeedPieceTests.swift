@@ -3,7 +3,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite struct FeedPieceTests {
+@Suite(.timeLimit(.minutes(5))) struct FeedPieceTests {
     @Test func cursorsRoundTripAndRejectForgeries() {
         let cursor = FeedCursor(micros: 1_780_000_000_123_456, id: UUID())
         #expect(FeedCursor(encoded: cursor.encoded) == cursor)

@@ -3,6 +3,7 @@ import Testing
 
 /// One connection's shared state without libmicrohttpd: who resumes the connection, what the content reader does,
 /// and when a waiting writer is woken.
+@Suite(.timeLimit(.minutes(5)))
 struct ConnectionStateTests {
     @Test func onlyWhoeverFlipsSuspendedResumesTheConnection() {
         var state = ConnectionState()

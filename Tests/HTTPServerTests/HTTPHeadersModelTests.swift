@@ -4,7 +4,7 @@ import Testing
 
 /// `HTTPHeaders` against a plain reference (a list of pairs, names compared after lowercasing): seeded random adds,
 /// sets and lookups over names that differ only in case, in length, or not at all.
-@Suite struct HTTPHeadersModelTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPHeadersModelTests {
     static let names = ["ETag", "etag", "ETAG", "E", "X-Request-ID", "x-request-id", "X-Request-IDs", "Content-Type",
                         "content-typ", "Cache-Control", ""]
 

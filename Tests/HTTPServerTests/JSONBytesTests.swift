@@ -6,7 +6,7 @@ import TestSupport
 /// `JSONBytes` writes what `JSON.encode` writes for the same values: every string escaped the same way (seeded random
 /// text over every control character, quotes, backslashes, slashes and characters beyond ASCII), and timestamps in the
 /// same RFC 3339 form, exact to the microsecond.
-@Suite struct JSONBytesTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONBytesTests {
     @Test(arguments: [UInt64(3), 17, 101])
     func stringsAreEscapedAsJSONEncodeEscapesThem(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)

@@ -5,7 +5,7 @@ import Testing
 /// Every layer runs exactly once per request, whichever way the request is answered: from memory on the server's
 /// thread, in the request's task, or from memory first and then, when that declines, in the task — which goes on from
 /// the prepared request rather than preparing it again.
-@Suite struct MiddlewareOnceTests {
+@Suite(.timeLimit(.minutes(5))) struct MiddlewareOnceTests {
     /// How many times each part ran.
     final class Counts: Sendable {
         /// Guards the counters, by part name.

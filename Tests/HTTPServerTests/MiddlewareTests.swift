@@ -5,7 +5,7 @@ import Testing
 
 /// A router's middleware runs as one call; these tests hold that call, in the request's task and for an answer from
 /// memory, to what the layers would do nested one inside the other, each awaiting the next.
-@Suite struct MiddlewareTests {
+@Suite(.timeLimit(.minutes(5))) struct MiddlewareTests {
     /// What one test layer does.
     enum Kind: Equatable {
         /// Records its halves and adds a header to a response.

@@ -1,7 +1,7 @@
 import HTTPServer
 import Testing
 
-@Suite("Path patterns over raw request targets")
+@Suite("Path patterns over raw request targets", .timeLimit(.minutes(5)))
 struct PathPatternTests {
     let events = PathPattern("/v1/interactions/{id}/events")
 

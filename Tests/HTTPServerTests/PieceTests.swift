@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import Testing
 
-@Suite struct PieceTests {
+@Suite(.timeLimit(.minutes(5))) struct PieceTests {
     @Test func requestIDSanity() {
         #expect(RequestIDMiddleware.isSane("abc-123_XYZ"))
         #expect(!RequestIDMiddleware.isSane(""))
@@ -55,7 +55,7 @@ import Testing
     }
 }
 
-@Suite struct RFC3339ParsingTests {
+@Suite(.timeLimit(.minutes(5))) struct RFC3339ParsingTests {
     @Test func keepsMicrosecondsAndOffsets() {
         #expect(RFC3339.date(from: "2026-01-02T03:04:05.123456Z").map(RFC3339.string(from:)) == "2026-01-02T03:04:05.123456Z")
         #expect(RFC3339.date(from: "2026-01-02T03:04:05Z").map(RFC3339.string(from:)) == "2026-01-02T03:04:05.000000Z")
@@ -71,7 +71,7 @@ import Testing
     }
 }
 
-@Suite struct LengthCheckTests {
+@Suite(.timeLimit(.minutes(5))) struct LengthCheckTests {
     @Test func namesTheFieldAndTheBounds() {
         #expect(throws: Problem.badRequest("text must be 1 to 4,000 characters.", parameter: "text")) {
             try Problem.requireLength("", of: "text", in: 1 ... 4000)
@@ -86,7 +86,7 @@ import Testing
 }
 
 /// Dates are RFC 3339 exactly: real calendar days, offsets within ±23:59.
-@Suite struct RFC3339StrictnessTests {
+@Suite(.timeLimit(.minutes(5))) struct RFC3339StrictnessTests {
     @Test(arguments: ["2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z", "2024-04-31T10:00:00Z", "2024-01-01T00:00:00+25:00",
                       "2024-01-01T00:00:00+05:60", "2024-01-01T24:00:00Z", "2024-13-01T00:00:00Z", "0000-01-01T00:00:00Z",
                       "2024-01-01T00:00:60Z", "2024-02-30"])

@@ -4,7 +4,7 @@ import Testing
 
 /// Request ids are written by hand (they are made for every request): they must read exactly as the standard
 /// library's hex formatting would, and never repeat.
-@Suite struct RequestIDGeneratorTests {
+@Suite(.timeLimit(.minutes(5))) struct RequestIDGeneratorTests {
     @Test func idsAreThePrefixADashAndTheCounterInLowercaseHex() {
         var rng = SplitMix64(seed: 16)
         let edges: [UInt64] = [0, 1, 9, 10, 15, 16, 255, 256, UInt64(UInt32.max), UInt64.max - 1, UInt64.max]

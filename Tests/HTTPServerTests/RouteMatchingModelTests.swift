@@ -7,6 +7,7 @@ import Testing
 /// place they differ (falling back to the parameter when nothing under the literal serves the request); when only
 /// other methods fit, 405 with the methods of the first place that has any. Seeded random routes and paths, with
 /// doubled and trailing slashes, empty paths and multi-byte segments.
+@Suite(.timeLimit(.minutes(5)))
 struct RouteMatchingModelTests {
     static let words = ["a", "b", "feeds", "é", "😀", "x%2Fy", "items"]
 

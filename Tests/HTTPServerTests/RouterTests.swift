@@ -2,7 +2,7 @@ import HTTPServer
 import Synchronization
 import Testing
 
-@Suite struct RouterTests {
+@Suite(.timeLimit(.minutes(5))) struct RouterTests {
     func router() -> RouterResponder { routes().buildResponder() }
 
     func routes() -> Router {

@@ -3,6 +3,7 @@ import HTTPServer
 import Testing
 
 /// The bytes a client receives, and what a WHATWG-conforming client makes of them.
+@Suite(.timeLimit(.minutes(5)))
 struct ServerSentEventTests {
     @Test func singleLineData() {
         #expect(text(ServerSentEvent(data: "hello").encoded()) == "data: hello\n\n")

@@ -2,7 +2,7 @@ import HTTPServer
 import Testing
 
 /// The body checker accepts exactly RFC 8259 JSON and refuses what decoders disagree on or PostgreSQL cannot store.
-@Suite struct StrictJSONTests {
+@Suite(.timeLimit(.minutes(5))) struct StrictJSONTests {
     static func violation(_ text: String) -> StrictJSON.Violation? {
         do {
             try StrictJSON.validate(Array(text.utf8))
@@ -95,7 +95,7 @@ import Testing
 }
 
 /// RFC 9112 §6.3: ambiguous framing is refused before any handler runs.
-@Suite struct RequestFramingTests {
+@Suite(.timeLimit(.minutes(5))) struct RequestFramingTests {
     static func problem(_ fields: [(String, String)]) -> Problem? {
         var headers = HTTPHeaders()
         for (name, value) in fields { headers.add(name, value) }

@@ -4,6 +4,7 @@ import Testing
 
 /// The disconnect monitor's queue of suspended requests: each request comes out once, oldest first, only when it
 /// arrived before the cutoff; a request appended out of order waits for the next pass instead of being skipped.
+@Suite(.timeLimit(.minutes(5)))
 struct SuspensionQueueTests {
     let origin = ContinuousClock.now
 

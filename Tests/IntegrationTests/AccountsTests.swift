@@ -4,7 +4,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite("Accounts: tenants, keys, sessions, authentication, rate limits")
+@Suite("Accounts: tenants, keys, sessions, authentication, rate limits", .timeLimit(.minutes(10)))
 struct AccountsEndToEndTests {
     @Test func adminCreatesTenantsAndKeysOnlyWithTheAdminToken() async throws {
         let app = try await TestApp.start()
@@ -266,7 +266,7 @@ struct AccountsEndToEndTests {
     }
 }
 
-@Suite("The tenants command")
+@Suite("The tenants command", .timeLimit(.minutes(10)))
 struct TenantsCommandTests {
     @Test func createsATenantWhoseKeyWorks() async throws {
         let database = try await TestDatabase.create()

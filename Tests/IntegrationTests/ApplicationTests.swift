@@ -5,7 +5,7 @@ import HTTPServer
 import Testing
 import TestSupport
 
-@Suite("The service: health, readiness, configuration, shutdown")
+@Suite("The service: health, readiness, configuration, shutdown", .timeLimit(.minutes(10)))
 struct ApplicationTests {
     static func configuration(database: String = TestEnvironment.databaseURL) -> Configuration {
         Configuration(server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Assignment: claim, assign, the inbox filter")
+@Suite("Assignment: claim, assign, the inbox filter", .timeLimit(.minutes(10)))
 struct AssignmentTests {
     static func assignmentPayloads(_ app: TestApp) async throws -> [NSDictionary] {
         let rows = try await app.database.query("""

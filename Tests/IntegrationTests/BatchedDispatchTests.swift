@@ -10,7 +10,7 @@ import Testing
 /// be exactly what notice-by-notice dispatch gave it (stored events in order, typing where it came), only its own
 /// interaction's events (interactions of two tenants side by side), and the run must cost one read, not one per
 /// interaction.
-@Suite("Live dispatch in runs")
+@Suite("Live dispatch in runs", .timeLimit(.minutes(10)))
 struct BatchedDispatchTests {
     @Test func aRunOfNoticesPublishesWhatNoticeByNoticeDoesInOneRead() async throws {
         let database = try await TestDatabase.create()

@@ -5,6 +5,7 @@ import Glibc
 #endif
 
 /// The launcher other tests start the service with: a child must not keep this process's descriptors open.
+@Suite(.timeLimit(.minutes(10)))
 struct ChildProcessTests {
     /// A socket a child inherited stays open after the test closes it: no FIN reaches the server under test, which
     /// then never sees that client leave (the disconnect tests failed so, whenever a launch overlapped them).

@@ -13,7 +13,7 @@ final class TokenSequence: @unchecked Sendable { // `tokens` is guarded by `lock
     }
 }
 
-@Suite("The client SDK's live events: joining late, outages, tokens")
+@Suite("The client SDK's live events: joining late, outages, tokens", .timeLimit(.minutes(10)))
 struct ClientEventStreamRecoveryTests {
     static let retry = ClientEventStreamTests.retry
 

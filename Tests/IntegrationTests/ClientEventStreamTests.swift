@@ -34,7 +34,7 @@ final class LockedEvents: @unchecked Sendable { // `events` and `finished` are g
     var snapshot: (events: [InteractionEvent], finished: Bool) { lock.withLock { (events, finished) } }
 }
 
-@Suite("The client SDK's live events against the real server")
+@Suite("The client SDK's live events against the real server", .timeLimit(.minutes(10)))
 struct ClientEventStreamTests {
     /// The servers here ask for short reconnection delays (`retry:`), so the tests do not wait for long.
     static let retry = Duration.milliseconds(100)

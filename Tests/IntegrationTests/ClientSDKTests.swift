@@ -3,7 +3,7 @@ import SwitchboardClient
 import Testing
 import TestSupport
 
-@Suite("The client SDK against the real server")
+@Suite("The client SDK against the real server", .timeLimit(.minutes(10)))
 struct ClientSDKTests {
     static func client(_ app: TestApp, _ token: String) -> SwitchboardClient {
         SwitchboardClient(baseURL: URL(string: "http://127.0.0.1:\(app.port)")!, tokenProvider: { token },
@@ -91,7 +91,7 @@ struct ClientSDKTests {
 }
 
 /// The README's "Swift client for apps" example, run against the server: the same calls in the same order.
-@Suite("The client SDK's README example")
+@Suite("The client SDK's README example", .timeLimit(.minutes(10)))
 struct ClientSDKReadmeExampleTests {
     @Test func openAnInteractionFollowItSendAMessage() async throws {
         let app = try await TestApp.start()
@@ -136,7 +136,7 @@ struct ClientSDKReadmeExampleTests {
     }
 }
 
-@Suite("The client SDK over a bad network")
+@Suite("The client SDK over a bad network", .timeLimit(.minutes(10)))
 struct ClientSDKRetryTests {
     @Test func aPOSTRetriedAfterADroppedResponseCreatesOneMessage() async throws {
         let app = try await TestApp.start()
@@ -171,7 +171,7 @@ struct ClientSDKRetryTests {
     }
 }
 
-@Suite("The client SDK: read positions and assignment")
+@Suite("The client SDK: read positions and assignment", .timeLimit(.minutes(10)))
 struct ClientReadAndAssignmentTests {
     @Test func markReadClaimAssignAndTheirEvents() async throws {
         let app = try await TestApp.start()

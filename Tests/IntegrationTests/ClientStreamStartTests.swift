@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The client library loses nothing at the start of a stream or across a token refresh.
-@Suite("The client SDK: a stream's start and its credentials")
+@Suite("The client SDK: a stream's start and its credentials", .timeLimit(.minutes(10)))
 struct ClientStreamStartTests {
     static func texts(_ events: [InteractionEvent]) -> [String] {
         events.compactMap { event -> String? in

@@ -9,7 +9,7 @@ import Glibc
 /// One port, two daemons: the front reads each new connection's request head (without consuming it) and hands
 /// the connection to the daemon it asks for. Both daemons serve every route here too, and answer with their name,
 /// so each test sees where a connection went.
-@Suite("Connection handoff: one port, two daemons")
+@Suite("Connection handoff: one port, two daemons", .timeLimit(.minutes(10)))
 struct ConnectionHandoffTests {
     static let streamPaths = [PathPattern("/stream/{id}")]
 

@@ -5,7 +5,7 @@ import TestSupport
 /// The network to PostgreSQL goes silent — no FIN, no RST — then heals. Requests get 503 within the statement
 /// deadline instead of hanging for hours; the pool recovers; the LISTEN connection notices, reconnects, and the
 /// streams catch up on what was committed meanwhile.
-@Suite("A blackholed database network")
+@Suite("A blackholed database network", .timeLimit(.minutes(10)))
 struct DatabaseBlackholeTests {
     @Test func requestsFailFastThePoolRecoversAndStreamsCatchUp() async throws {
         let database = try await TestDatabase.create()

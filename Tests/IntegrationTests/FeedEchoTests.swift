@@ -7,7 +7,7 @@ import TestSupport
 
 /// A write waits for its own change notice to come back through the listener (so other replicas have it), for no
 /// longer than its timeout, and that echo retires nothing: the page read after the write stays cached.
-@Suite("Feed writes and their notices' echoes")
+@Suite("Feed writes and their notices' echoes", .timeLimit(.minutes(10)))
 struct FeedEchoTests {
     @Test func aWriteIsAcknowledgedOnceItsEchoIsBackAndTheEchoCostsNoReload() async throws {
         let database = try await MigratedDatabase.create(maxConnections: 4)

@@ -10,7 +10,7 @@ import TestSupport
 /// none), against the real database. The model is what the writers were told: a read that starts after an insert was
 /// acknowledged must see that item — never a page from before it, whether the page came from memory, from a load
 /// already running, or from a batch of other feeds' pages — and never another tenant's items.
-@Suite("Feed reads after acknowledged writes")
+@Suite("Feed reads after acknowledged writes", .timeLimit(.minutes(10)))
 struct FeedFreshnessTests {
     @Test(arguments: [(UInt64(7), true), (UInt64(7), false), (UInt64(40), true), (UInt64(40), false)])
     func aReadStartedAfterAnAcknowledgedInsertSeesIt(seed: UInt64, caching: Bool) async throws {

@@ -9,7 +9,7 @@ import TestSupport
 /// loader). What each key gets must be exactly what its own statement gives (`FeedStore.page`): the same bytes and
 /// entity tag, `.noSuchFeed` for a feed its tenant does not have (another tenant's feed of that name included),
 /// whatever else is in the batch — duplicates, pages after cursors, cursors from other feeds or from nowhere.
-@Suite("Feed pages read in batches")
+@Suite("Feed pages read in batches", .timeLimit(.minutes(10)))
 struct FeedPageBatchTests {
     @Test(arguments: [UInt64(3), 17, 58])
     func aBatchedPageIsExactlyThePageReadAlone(seed: UInt64) async throws {

@@ -10,7 +10,7 @@ import TestSupport
 /// decoding the rows and encoding them with `PageBody<FeedItem>` gives (the page's shape, key order, string escapes,
 /// timestamps, the cursor), page after page, for hostile text, ties in publication time, empty and missing feeds, and
 /// only ever the asking tenant's items.
-@Suite("Feed pages written from the rows")
+@Suite("Feed pages written from the rows", .timeLimit(.minutes(10)))
 struct FeedPageEncodingTests {
     @Test(arguments: [UInt64(11), 29, 47])
     func everyPageIsByteForByteWhatSwiftEncodesFromTheRows(seed: UInt64) async throws {

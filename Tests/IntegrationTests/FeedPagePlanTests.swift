@@ -7,7 +7,7 @@ import Testing
 /// cursor must still seek to the cursor in the page index (a plan that reads the feed from its newest item and
 /// filters would make every deep page cost as much as the pages before it); that is why the first page and the
 /// page after a cursor are two statements, not one with an optional cursor.
-@Suite("Feed page plans")
+@Suite("Feed page plans", .timeLimit(.minutes(10)))
 struct FeedPagePlanTests {
     @Test func thePageAfterACursorSeeksToItInTheGenericPlanToo() async throws {
         let app = try await TestApp.start()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("Feeds: pages, caching, writes, isolation")
+@Suite("Feeds: pages, caching, writes, isolation", .timeLimit(.minutes(10)))
 struct FeedsEndToEndTests {
     /// A tenant with an API key, an agent and a customer.
     struct Actors {
@@ -190,7 +190,7 @@ struct FeedsEndToEndTests {
     }
 }
 
-@Suite("Feeds across replicas")
+@Suite("Feeds across replicas", .timeLimit(.minutes(10)))
 struct FeedsAcrossProcessesTests {
     /// A write acknowledged by A reaches B's cache at once in the normal case (A waits for its own change notice,
     /// B marks the feed stale the moment it reads the notice); under

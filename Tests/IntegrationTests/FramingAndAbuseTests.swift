@@ -3,7 +3,7 @@ import HTTPServer
 import Testing
 
 /// Requests whose framing is ambiguous never reach a handler, and one address cannot starve the others.
-@Suite("HTTP framing and connection abuse")
+@Suite("HTTP framing and connection abuse", .timeLimit(.minutes(10)))
 struct FramingAndAbuseTests {
     /// Sends `text` on a fresh connection and reads until the server closes it (or `timeout`); everything it sent.
     static func exchange(_ port: Int, _ text: String, timeout: Double = 5) async throws -> (String, closed: Bool) {

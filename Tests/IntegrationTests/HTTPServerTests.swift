@@ -9,7 +9,7 @@ struct Echo: Codable, Sendable, RequestBody {
     enum CodingKeys: String, CodingKey, CaseIterable { case text }
 }
 
-@Suite("HTTP server over real sockets")
+@Suite("HTTP server over real sockets", .timeLimit(.minutes(10)))
 struct HTTPServerEndToEndTests {
     static func routes(_ router: inout Router) {
         router.get("/json") { _ in try Response.json(["hello": "world"]) }

@@ -4,7 +4,7 @@ import Postgres
 import Testing
 
 /// Bad input is a clean 4xx naming what is wrong — never a 500, never a silently different request.
-@Suite("Hostile bodies, cursors and dates")
+@Suite("Hostile bodies, cursors and dates", .timeLimit(.minutes(10)))
 struct HostileBodiesTests {
     static func expectBadRequest(_ response: RawResponse, field: String?, _ comment: String) throws {
         #expect(response.status == 400, "\(comment): \(response.status) \(response.text)")

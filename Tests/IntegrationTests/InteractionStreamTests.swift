@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("Interactions over Server-Sent Events")
+@Suite("Interactions over Server-Sent Events", .timeLimit(.minutes(10)))
 struct InteractionStreamTests {
     typealias People = InteractionsEndToEndTests.People
 
@@ -226,7 +226,7 @@ struct InteractionStreamTests {
     }
 }
 
-@Suite("Interaction events across replicas")
+@Suite("Interaction events across replicas", .timeLimit(.minutes(10)))
 struct InteractionStreamAcrossProcessesTests {
     @Test func subscribeOnOneProcessPostOnAnother() async throws {
         let database = try await TestDatabase.create()
@@ -249,7 +249,7 @@ struct InteractionStreamAcrossProcessesTests {
     }
 }
 
-@Suite("Interaction events after a lost listener")
+@Suite("Interaction events after a lost listener", .timeLimit(.minutes(10)))
 struct InteractionStreamCatchUpTests {
     @Test func eventsCommittedWhileTheListenerWasDownStillArrive() async throws {
         let app = try await TestApp.start()
@@ -273,7 +273,7 @@ struct InteractionStreamCatchUpTests {
     }
 }
 
-@Suite("Shutdown with clients attached")
+@Suite("Shutdown with clients attached", .timeLimit(.minutes(10)))
 struct ShutdownTests {
     @Test func streamsGetAFinalReconnectEventAndEnd() async throws {
         let app = try await TestApp.start()

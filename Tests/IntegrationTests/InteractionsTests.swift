@@ -2,7 +2,7 @@ import Foundation
 import Interactions
 import Testing
 
-@Suite("Interactions: lifecycle, messages, isolation, idempotency")
+@Suite("Interactions: lifecycle, messages, isolation, idempotency", .timeLimit(.minutes(10)))
 struct InteractionsEndToEndTests {
     struct People {
         let apiKey: String
@@ -163,7 +163,7 @@ struct InteractionsEndToEndTests {
     }
 }
 
-@Suite("Idempotency records")
+@Suite("Idempotency records", .timeLimit(.minutes(10)))
 struct IdempotencyPruningTests {
     @Test func recordsAreKeptADayAndThenPruned() async throws {
         let app = try await TestApp.start()

@@ -9,7 +9,7 @@ import TestSupport
 
 /// A live-dispatch read that fails is retried, not dropped: the failed read could hold an interaction's final event,
 /// and its streams would then stay open until their clients gave up.
-@Suite("Live dispatch retries failed log reads")
+@Suite("Live dispatch retries failed log reads", .timeLimit(.minutes(10)))
 struct LiveDispatchRetryTests {
     @Test func aFailedReadIsRetriedUntilTheEventIsDeliveredAndCounted() async throws {
         let database = try await TestDatabase.create()

@@ -3,7 +3,7 @@ import Testing
 
 /// Over real sockets: a route's answer from memory is given on libmicrohttpd's thread, outside any task, and every
 /// layer runs once per request whether memory answers, declines (the task goes on from there), or is not tried.
-@Suite("Answers from memory over real sockets")
+@Suite("Answers from memory over real sockets", .timeLimit(.minutes(10)))
 struct MemoryAnswerTests {
     /// Counts each layer's halves.
     struct Counting: Middleware {

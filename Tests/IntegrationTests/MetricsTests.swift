@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Metrics")
+@Suite("Metrics", .timeLimit(.minutes(10)))
 struct MetricsTests {
     /// The value of the sample whose line starts with `prefix` (name and labels), or nil.
     static func sample(_ text: String, _ prefix: String) -> Double? {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The API document and the router must describe the same operations, exactly.
-@Suite("openapi.yaml matches the routes")
+@Suite("openapi.yaml matches the routes", .timeLimit(.minutes(10)))
 struct OpenAPIContractTests {
     /// (METHOD, path template) pairs under `paths:` in openapi.yaml (a line scanner: paths are two-space keys,
     /// operations four-space keys).
@@ -38,7 +38,7 @@ struct OpenAPIContractTests {
     }
 }
 
-@Suite("The served API document")
+@Suite("The served API document", .timeLimit(.minutes(10)))
 struct OpenAPIServedTests {
     @Test func servesExactlyTheRepositoryDocument() async throws {
         let app = try await TestApp.start()

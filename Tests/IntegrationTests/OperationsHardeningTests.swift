@@ -9,7 +9,7 @@ import Glibc
 
 /// Operations under hostile conditions: metrics only for their scraper, a log nobody reads, libmicrohttpd's own
 /// complaints, and bookkeeping that clients cannot grow without bound.
-@Suite("Operations hardening")
+@Suite("Operations hardening", .timeLimit(.minutes(10)))
 struct OperationsHardeningTests {
     @Test func metricsAreServedOnlyToTheBearerOfMetricsToken() async throws {
         let app = try await TestApp.start()

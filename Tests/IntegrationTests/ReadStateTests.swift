@@ -3,7 +3,7 @@ import Postgres
 import TestSupport
 import Testing
 
-@Suite("Read positions and unread counts")
+@Suite("Read positions and unread counts", .timeLimit(.minutes(10)))
 struct ReadStateTests {
     static func post(_ app: TestApp, _ id: String, _ token: String, _ text: String) async throws -> Int64 {
         let response = try await app.call("POST", "/v1/interactions/\(id)/messages", token: token, body: #"{"text":"\#(text)"}"#)

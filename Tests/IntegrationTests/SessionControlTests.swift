@@ -4,7 +4,7 @@ import TestSupport
 
 /// A bank controls its users' sessions: a revoked key takes its sessions with it, and a user can be signed out
 /// everywhere — REST calls refused, live streams ended.
-@Suite("Session control: key revocation and signing out everywhere")
+@Suite("Session control: key revocation and signing out everywhere", .timeLimit(.minutes(10)))
 struct SessionControlTests {
     @Test func revokingAKeyRevokesTheSessionsItOpenedAndEndsTheirStreams() async throws {
         let app = try await TestApp.start()

@@ -6,7 +6,7 @@ import TestSupport
 
 /// A `.shared` body is sent from its own memory, not copied per response: every client still gets exactly its bytes,
 /// and the server lets go of them (once) when libmicrohttpd is done, also when a client leaves mid-send.
-@Suite("Shared response bodies over real sockets")
+@Suite("Shared response bodies over real sockets", .timeLimit(.minutes(10)))
 struct SharedBodyTests {
     /// Holds the body a route serves; the test drops it to see whether anything else still does.
     final class Holder: Sendable {

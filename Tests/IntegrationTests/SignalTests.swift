@@ -6,7 +6,7 @@ import TestSupport
 #endif
 
 /// The real binary, as deployed: SIGTERM with requests in flight, and its access log (probes only at debug level).
-@Suite("Process signals")
+@Suite("Process signals", .timeLimit(.minutes(10)))
 struct SignalTests {
     /// The binary running on a free port, with what it logged before it reported the port.
     struct Launched {

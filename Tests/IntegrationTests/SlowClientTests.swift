@@ -10,7 +10,7 @@ import TestSupport
 /// Slow clients from many addresses, through the front that hands connections to two daemons: libmicrohttpd 0.9.75
 /// leaves a worker hung for good when a handed-over connection finds that worker at its share of the connection
 /// limit, and connections still waiting for their request head must count against their address.
-@Suite("Slow clients through the front")
+@Suite("Slow clients through the front", .timeLimit(.minutes(10)))
 struct SlowClientTests {
     /// A main server on an ephemeral port handing `/stream/{id}` to a stream server without a port of its own.
     static func withServers<T: Sendable>(connectionLimit: Int, perAddress: Int,
@@ -131,7 +131,7 @@ struct SlowClientTests {
 
 /// Requests libmicrohttpd cannot hold: the front answers 431 for heads with more records than it keeps, and what
 /// libmicrohttpd still answers by itself (a chunk-size line longer than its buffer) is logged.
-@Suite("Requests too big for libmicrohttpd's memory")
+@Suite("Requests too big for libmicrohttpd's memory", .timeLimit(.minutes(10)))
 struct OversizedRequestTests {
     @Test func aHeadWithMoreRecordsThanLibmicrohttpdKeepsGets431FromTheFront() async throws {
         try await ConnectionHandoffTests.withServers { servers in

@@ -7,7 +7,7 @@ import Glibc
 /// What the binary says at start-up: configuration it cannot use stops it at once, a port in use is named with the
 /// settings that choose ports, a database that stays unreachable gets one line saying what to do, and the log tells
 /// an operator whether the admin API is served.
-@Suite("Start-up messages")
+@Suite("Start-up messages", .timeLimit(.minutes(10)))
 struct StartupTests {
     /// Runs `switchboard serve` with `environment` and returns its exit status and everything it printed.
     private func runToExit(_ environment: [String: String]) async throws -> (status: Int32, output: String) {

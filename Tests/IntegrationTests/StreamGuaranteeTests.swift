@@ -4,7 +4,7 @@ import TestSupport
 
 /// What one client does to its own stream never changes what another receives; streams end with their
 /// credentials; ids reveal nothing of other tenants. Each test here failed before these guarantees were built.
-@Suite("Event streams: per-stream resume, credentials, caps")
+@Suite("Event streams: per-stream resume, credentials, caps", .timeLimit(.minutes(10)))
 struct StreamGuaranteeTests {
     typealias People = InteractionsEndToEndTests.People
     static let follow = InteractionStreamTests.follow

@@ -9,7 +9,7 @@ import TestSupport
 /// Stream starts and cold credentials are read in batches (`StreamStarts`, `TokenStore`). A batch must answer each
 /// key as the rows say it should, tenant isolation and the customer's own-interactions rule included, whatever other
 /// keys share it (and replays exactly as the single log read does); and array parameters must carry any text intact.
-@Suite("Batched stream starts and credential lookups")
+@Suite("Batched stream starts and credential lookups", .timeLimit(.minutes(10)))
 struct StreamStartBatchTests {
     @Test(arguments: [UInt64(4), 77])
     func aBatchAnswersEveryKeyAsTheSingleQueryDoes(seed: UInt64) async throws {

@@ -10,7 +10,7 @@ import Testing
 /// (the `read` and `message` events), and every participant's answers with what the log says they did.
 ///
 /// `READ_CHECK_SEEDS=17,42` replays chosen seeds; every failure names its seed.
-@Suite("Unread counts across replicas")
+@Suite("Unread counts across replicas", .timeLimit(.minutes(10)))
 struct UnreadCountsAcrossReplicasTests {
     static var seeds: [UInt64] {
         if let list = ProcessInfo.processInfo.environment["READ_CHECK_SEEDS"] {

@@ -5,7 +5,7 @@ import Webhooks
 
 /// The outbox trigger maps stored events to webhook event types in SQL (`webhook_event_type`); the API and the
 /// endpoints' subscriptions know them from `WebhookEventType`. The two must agree on every kind and state.
-@Suite("Webhook event types in the database")
+@Suite("Webhook event types in the database", .timeLimit(.minutes(10)))
 struct WebhookEventTypeMappingTests {
     @Test func theDatabaseMapsEveryKindAndStateAsSwiftDoes() async throws {
         let database = try await MigratedDatabase.create(maxConnections: 1)

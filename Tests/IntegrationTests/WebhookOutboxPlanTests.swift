@@ -6,7 +6,7 @@ import Testing
 /// The delivery workers' statements must stay probes of an index however long the outbox grows: the attempt record
 /// was once planned as a scan of the whole outbox (the planner cannot see how many attempts a batch holds, assumes
 /// 100, and found a scan cheaper), so every delivery cost as much as the outbox was long.
-@Suite("Webhook outbox plans", .serialized)
+@Suite("Webhook outbox plans", .serialized, .timeLimit(.minutes(10)))
 struct WebhookOutboxPlanTests {
     @Test func theWorkersStatementsProbeTheOutboxByKeyHoweverLongItIs() async throws {
         let receiver = try await WebhookReceiver.start()

@@ -60,7 +60,7 @@ struct WebhookScene {
     }
 }
 
-@Suite("Webhooks end to end", .serialized)
+@Suite("Webhooks end to end", .serialized, .timeLimit(.minutes(10)))
 struct WebhookTests {
     @Test func aMessageIsDeliveredOnceSignedAsStandardWebhooksDefine() async throws {
         let receiver = try await WebhookReceiver.start()
@@ -456,7 +456,7 @@ struct WebhookTests {
     }
 }
 
-@Suite("Webhooks across processes")
+@Suite("Webhooks across processes", .timeLimit(.minutes(10)))
 struct WebhookDeliveryAcrossProcesses {
     /// A replica killed with SIGKILL while its attempt hangs leaves a lease; once it runs out, another replica
     /// delivers the message, with the same webhook-id.

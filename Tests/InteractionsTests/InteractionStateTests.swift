@@ -2,7 +2,7 @@ import Foundation
 import Interactions
 import Testing
 
-@Suite struct InteractionStateTests {
+@Suite(.timeLimit(.minutes(5))) struct InteractionStateTests {
     @Test func startedAllowsEverythingOnce() {
         #expect(InteractionState.started.after(.message) == .started)
         #expect(InteractionState.started.after(.typing) == .started)
@@ -22,7 +22,7 @@ import Testing
 }
 
 /// The change-notice payloads, written and read in one place.
-@Suite struct InteractionNoticeTests {
+@Suite(.timeLimit(.minutes(5))) struct InteractionNoticeTests {
     let id = UUID(uuidString: "6F1C2D3E-0000-4000-8000-000000000001")!
 
     @Test func storedAndTypingNoticesRoundTrip() {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// A run of notices dispatched together must give every interaction's subscribers exactly what dispatching the
 /// notices one by one gave them: the stored events in order, typing where it came between them.
-@Suite("Notice batches")
+@Suite("Notice batches", .timeLimit(.minutes(5)))
 struct NoticeBatchTests {
     private static func stored(_ seq: Int64) -> InteractionStreamEvent {
         InteractionStreamEvent(seq: seq, kind: "message", data: "{\"n\":\(seq)}", terminal: false)

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Events are encoded once, when made, and every stream writes those bytes: they must be exactly what encoding the
 /// event for each stream gave.
-@Suite("Stream event encoding")
+@Suite("Stream event encoding", .timeLimit(.minutes(5)))
 struct StreamEventEncodingTests {
     @Test(arguments: [1, 2, 3])
     func sharedBytesAreTheEventsOwnEncoding(seed: UInt64) {

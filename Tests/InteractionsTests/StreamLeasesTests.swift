@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The bookkeeping behind the per-user stream cap, expiry and revocation (pure, no I/O).
-@Suite struct StreamLeasesTests {
+@Suite(.timeLimit(.minutes(5))) struct StreamLeasesTests {
     static func lease(_ session: UUID, owner: String = "t:customer:alice", expires: Date? = nil) -> StreamLeases.Lease {
         StreamLeases.Lease(interaction: UUID(), session: session, owner: owner, expiresAt: expires)
     }

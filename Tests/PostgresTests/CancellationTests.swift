@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct CancellationTests {
     @Test func cancellingATaskCancelsTheServerQueryAndKeepsTheConnection() async throws {
         let connection = try await TestDatabase.connect()

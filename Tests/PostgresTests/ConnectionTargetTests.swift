@@ -3,7 +3,7 @@ import Testing
 
 /// The target a log line names: host (or socket directory), port and database, as libpq would use them, and never
 /// the password.
-@Suite struct ConnectionTargetTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionTargetTests {
     private func target(_ connectionString: String, _ environment: [String: String] = [:]) -> String {
         PostgresConfiguration.target(of: connectionString) { environment[$0] }
     }

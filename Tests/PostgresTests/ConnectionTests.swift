@@ -4,7 +4,7 @@ import Glibc
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct ConnectionTests {
     @Test func sessionIsPredictable() async throws {
         try await TestDatabase.withConnection { connection throws in

@@ -5,6 +5,7 @@ import TestSupport
 
 /// The reactor's timers as a pure value, on instants the test chooses: due actions come out earliest first, once;
 /// cancelled ones never; the earliest entry is reported so the reactor's wait can be shortened.
+@Suite(.timeLimit(.minutes(5)))
 struct DeadlineHeapTests {
     private let origin = ContinuousClock.now
 

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct DecodingTests {
     /// Binds `value`, casts it to `type` on the server, and decodes it back.
     func roundTrip<T: PostgresEncodable & PostgresDecodable>(_ value: T, as type: String) async throws -> T {

@@ -2,6 +2,7 @@ import Testing
 @testable import Postgres
 
 /// The listener's bookkeeping without a connection: which stream hears what, in which order, and what stop returns.
+@Suite(.timeLimit(.minutes(5)))
 struct ListenerStateTests {
     /// A stream and what it has received so far.
     struct Probe {

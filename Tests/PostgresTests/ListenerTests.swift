@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct ListenerTests {
     let pool = PostgresPool(configuration: TestDatabase.configuration, maxConnections: 2)
 
@@ -184,7 +184,7 @@ struct ListenerTests {
 }
 
 /// The connection-level wait the listener is built on.
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct NotificationWaitTests {
     @Test func waitIsExclusiveAndCancellableAndKeepsTheConnection() async throws {
         let channel = TestDatabase.uniqueName("wait")
@@ -234,6 +234,7 @@ struct NotificationWaitTests {
 }
 
 /// Pure pieces: channel names and the reconnection backoff.
+@Suite(.timeLimit(.minutes(5)))
 struct ListenerUnitTests {
     @Test func backoffDoublesToTheCapAndResets() {
         var backoff = ReconnectBackoff(initial: .milliseconds(500), cap: .seconds(5))

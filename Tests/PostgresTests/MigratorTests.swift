@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct MigratorTests {
     static let migrations = [
         Migration(version: 1, name: "create items", sql: "CREATE TABLE items (id int PRIMARY KEY)"),

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct ParameterTests {
     static let hostileStrings = [
         "'; DROP TABLE x; --",

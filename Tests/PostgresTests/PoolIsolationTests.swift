@@ -15,7 +15,7 @@ actor Ledger {
     }
 }
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct PoolIsolationTests {
     @Test func bodiesRunOnTheCallersActor() async throws {
         let pool = PostgresPool(configuration: TestDatabase.configuration, maxConnections: 1)

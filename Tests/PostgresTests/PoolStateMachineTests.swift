@@ -2,6 +2,7 @@ import Testing
 @testable import Postgres
 
 /// The pool's bookkeeping, without connections: `Connection` is a plain string.
+@Suite(.timeLimit(.minutes(5)))
 struct PoolStateMachineTests {
     typealias Machine = PoolStateMachine<String>
     /// An instant no test reaches: the waiter does not time out.
@@ -87,6 +88,7 @@ struct PoolStateMachineTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(5)))
 struct ConnectionStateMachineTests {
     @Test func queriesGetIncreasingGenerations() {
         var machine = ConnectionStateMachine()

@@ -3,7 +3,7 @@ import Postgres
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct PoolTests {
     /// A one-connection pool whose connection is held by a task until `release` is called.
     struct HeldPool {

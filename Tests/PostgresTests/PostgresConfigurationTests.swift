@@ -3,7 +3,7 @@ import Testing
 
 /// The connect timeout comes from the caller, else from the connection string's `connect_timeout` (as libpq reads
 /// it: seconds, at least 2, 0 meaning none given), else 5 s.
-@Suite struct PostgresConfigurationTests {
+@Suite(.timeLimit(.minutes(5))) struct PostgresConfigurationTests {
     @Test func theConnectionStringsConnectTimeoutIsHonoured() {
         #expect(PostgresConfiguration(connectionString: "host=/tmp port=5432").connectTimeout == .seconds(5))
         #expect(PostgresConfiguration(connectionString: "host=/tmp port=5432 connect_timeout=30").connectTimeout == .seconds(30))

@@ -3,6 +3,7 @@ import Testing
 
 /// The query protocol without a server: each test plays what libpq would answer and checks the machine's next step,
 /// then how the ending resolves once cancellation and the deadline are known.
+@Suite(.timeLimit(.minutes(5)))
 struct QueryStateMachineTests {
     typealias Machine = QueryStateMachine
 

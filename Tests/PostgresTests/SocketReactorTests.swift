@@ -5,6 +5,7 @@ import TestSupport
 @testable import Postgres
 
 /// The reactor on its own, with pipes instead of database sockets.
+@Suite(.timeLimit(.minutes(5)))
 struct SocketReactorTests {
     final class Pipe: Sendable {
         let read: Int32

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Postgres
 
+@Suite(.timeLimit(.minutes(5)))
 struct TextFormatTests {
     func parse(_ text: String) -> Date? {
         Array(text.utf8).withUnsafeBufferPointer { TimestampText.parse($0) }

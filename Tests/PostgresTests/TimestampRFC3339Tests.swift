@@ -3,7 +3,7 @@ import Testing
 
 /// `PostgresTimestamp.withRFC3339` rearranges the session's ISO UTC text into RFC 3339 with six fraction digits, and
 /// declines every other shape so the caller falls back to the exact parse.
-@Suite struct TimestampRFC3339Tests {
+@Suite(.timeLimit(.minutes(5))) struct TimestampRFC3339Tests {
     static func rfc3339(_ text: String) -> String? {
         var result: String?
         var text = text

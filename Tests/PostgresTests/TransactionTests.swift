@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite(.enabled(if: TestDatabase.isAvailable))
+@Suite(.enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(5)))
 struct TransactionTests {
     let pool = PostgresPool(configuration: TestDatabase.configuration, maxConnections: 2)
 

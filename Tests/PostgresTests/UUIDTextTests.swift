@@ -3,7 +3,7 @@ import Postgres
 import Testing
 
 /// The direct formatter writes what Foundation writes, in lower case, for any UUID.
-@Suite struct UUIDTextTests {
+@Suite(.timeLimit(.minutes(5))) struct UUIDTextTests {
     @Test func matchesFoundationsTextLowerCased() {
         var uuids = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                      UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 /// Fan-out to concurrent consumers, leaving by cancellation, and shutting everyone down.
+@Suite(.timeLimit(.minutes(5)))
 struct SubscriberRegistryTests {
     /// Starts a task that collects everything `stream` delivers until it ends.
     func consume(_ stream: AsyncStream<Int>, into collected: Collected<Int>) -> Task<Void, Never> {
@@ -116,6 +117,7 @@ struct SubscriberRegistryTests {
 }
 
 /// The retained event: what a subscriber that joins late gets first.
+@Suite(.timeLimit(.minutes(5)))
 struct SubscriberRegistryRetainedEventTests {
     @Test func aLateSubscriberStartsWithTheLatestRetainedEventThenLiveOnes() async {
         let registry = EventFanOut<String>()

@@ -2,6 +2,7 @@ import SwitchboardClient
 import Testing
 
 /// The WHATWG event stream interpretation, fed as whole streams, as odd chunks and byte by byte.
+@Suite(.timeLimit(.minutes(5)))
 struct EventStreamParserTests {
     /// Parses `text` in one chunk, then finishes the stream.
     func events(_ text: String) -> [ReceivedServerSentEvent] {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 /// Reading the interaction stream's events exactly as the server writes them (see `openapi.yaml`).
+@Suite(.timeLimit(.minutes(5)))
 struct InteractionEventDecodingTests {
     func decode(_ wire: String) -> [InteractionEvent?] {
         var parser = EventStreamParser()

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 /// Cutting a reconnection wait short, and only a wait in progress.
+@Suite(.timeLimit(.minutes(5)))
 struct ReconnectNudgeTests {
     let clock = ContinuousClock()
 

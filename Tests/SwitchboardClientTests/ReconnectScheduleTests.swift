@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 /// The waits between event-connection attempts: `retry:`, backoff, its cap, `Retry-After` and jitter.
+@Suite(.timeLimit(.minutes(5)))
 struct ReconnectScheduleTests {
     let noJitter = EventStreamPolicy(defaultReconnectDelay: .seconds(2), maximumReconnectDelay: .seconds(30), jitter: 0)
 

@@ -12,7 +12,7 @@ struct TestInstant: InstantProtocol {
     static func < (lhs: TestInstant, rhs: TestInstant) -> Bool { lhs.offset < rhs.offset }
 }
 
-@Suite("The delivery scheduler: claims, slots, pacing, retries, disabling and shutdown, with no I/O")
+@Suite("The delivery scheduler: claims, slots, pacing, retries, disabling and shutdown, with no I/O", .timeLimit(.minutes(5)))
 struct DeliverySchedulerTests {
     typealias Scheduler = DeliveryScheduler<TestInstant>
 

@@ -2,7 +2,7 @@ import Interactions
 import Testing
 @testable import Webhooks
 
-@Suite("Webhook event types from stored interaction events: one mapping, in Swift and in the trigger")
+@Suite("Webhook event types from stored interaction events: one mapping, in Swift and in the trigger", .timeLimit(.minutes(5)))
 struct EventTypeMappingTests {
     @Test(arguments: [
         ("state", "started", WebhookEventType.interactionStarted), ("state", "ended", .interactionEnded),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Webhooks
 
-@Suite("SHA-256, HMAC-SHA256 and Standard Webhooks signatures")
+@Suite("SHA-256, HMAC-SHA256 and Standard Webhooks signatures", .timeLimit(.minutes(5)))
 struct SignatureTests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
     static func bytes(hex: String) -> [UInt8] {

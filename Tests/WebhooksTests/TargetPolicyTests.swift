@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Webhooks
 
-@Suite("Webhook targets: address policy, URLs, retry schedule")
+@Suite("Webhook targets: address policy, URLs, retry schedule", .timeLimit(.minutes(5)))
 struct TargetPolicyTests {
     @Test(arguments: ["0.0.0.0", "10.1.2.3", "127.0.0.1", "127.255.0.9", "169.254.169.254", "172.16.0.1", "172.31.255.255",
                       "192.168.1.1", "100.64.0.1", "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fc00::1",

@@ -3,7 +3,7 @@ import Testing
 
 /// The stream checker's subscribers stop following only on an answer about a position they really hold: a 204 to a
 /// probe past the log's end must not count as having seen the interaction end.
-@Suite("Stream checker: when a subscriber stops following")
+@Suite("Stream checker: when a subscriber stops following", .timeLimit(.minutes(10)))
 struct FollowStepTests {
     @Test func a204EndsFollowingOnlyWhenItAnswersAPositionTheSubscriberHolds() {
         #expect(FollowStep.after(status: 204, start: .real) == .stop(finished: true))

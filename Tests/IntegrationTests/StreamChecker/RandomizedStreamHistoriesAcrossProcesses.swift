@@ -15,7 +15,7 @@ import Glibc
 ///
 /// `make test` runs the fixed seeds below; `make soak` sets `STREAM_CHECK_RUNS` to run that many random seeds.
 /// Every failure names its seed; `STREAM_CHECK_SEEDS=17,42` replays chosen ones.
-@Suite("Randomized stream histories across processes", .serialized)
+@Suite("Randomized stream histories across processes", .serialized, .timeLimit(.minutes(10)))
 struct RandomizedStreamHistoriesAcrossProcesses {
     static var seeds: [UInt64] {
         let environment = ProcessInfo.processInfo.environment
