@@ -79,21 +79,6 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         shared.withLock { $0.cache.removeAll() }
     }
 
-    /// Cancels every load in flight and fails all their callers with `CancellationError`, for shutdown.
-    ///
-    /// Keeps the cache, and does not close the coordinator: callers arriving afterwards start new loads, so stop
-    /// accepting requests first.
-    public func cancelAll() {
-        let cancelled = loads.values
-        loads.removeAll()
-        current.removeAll()
-        publishLoadsInFlight()
-        for load in cancelled {
-            load.stop()
-            for waiter in load.waiters.values { waiter.resume(with: .failure(CancellationError())) }
-        }
-    }
-
     /// Current counters, readable from any thread without waiting for the actor.
     public nonisolated var statistics: RequestCoordinatorStatistics {
         shared.withLock { shared in
@@ -111,7 +96,7 @@ extension RequestCoordinator {
     ///
     /// Only the caller that starts a load has its `load` run; joiners share that result, so every caller of one
     /// key must pass an equivalent `load`. Throws what the load threw (to every caller that shared it),
-    /// `CancellationError` if this caller's task is cancelled or ``cancelAll()`` runs, or
+    /// `CancellationError` if this caller's task is cancelled, or
     /// ``RequestCoordinatorError/deadlineExceeded(_:)`` once `deadline` has passed; leaving early never cancels
     /// the load for the others.
     @inlinable

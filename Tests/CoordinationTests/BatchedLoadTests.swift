@@ -149,7 +149,7 @@ struct BatchedLoadTests {
                 case 390 ..< 399:
                     group.addTask { await coordinator.invalidateAll() }
                 default:
-                    group.addTask { await coordinator.cancelAll() }
+                    group.addTask { await coordinator.invalidateAll() }
                 }
                 if Int.random(in: 0 ..< 8, using: &random) == 0 { await Task.yield() }
             }

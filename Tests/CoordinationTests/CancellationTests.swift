@@ -52,23 +52,4 @@ struct CancellationTests {
         #expect(coordinator.statistics.loadsStarted == 0)
         #expect(held.started.count == 0)
     }
-
-    @Test func cancelAllFailsEveryWaiterAndCancelsEveryLoad() async throws {
-        let coordinator = RequestCoordinator<String, String>()
-        let held = HeldLoad()
-        let callers = ["a", "a", "b"].map { key in Task { try await coordinator.value(for: key, load: held.load) } }
-        await waitUntil { coordinator.statistics.callersJoined == 1 && coordinator.statistics.loadsStarted == 2 }
-
-        await coordinator.cancelAll()
-        for caller in callers { await #expect(throws: CancellationError.self) { try await caller.value } }
-        await held.cancelled.reached(2)
-        #expect(coordinator.statistics.loadsInFlight == 0)
-        #expect(coordinator.cachedValue(for: "a") == nil)
-
-        // The coordinator stays usable: a later caller loads afresh.
-        let fresh = HeldLoad()
-        fresh.release()
-        #expect(try await coordinator.value(for: "a", load: fresh.load) == "value of a")
-        #expect(coordinator.statistics.loadsStarted == 3)
-    }
 }

@@ -37,7 +37,7 @@ struct GracefulShutdownTests {
             try await GracefulShutdown.$current.withValue(signal) {
                 try await withGracefulShutdownHandler {
                     await stop.wait()
-                    return isShuttingDownGracefully
+                    return GracefulShutdown.current?.isTriggered ?? false
                 } onGracefulShutdown: {
                     stop.open()
                 }

@@ -53,7 +53,7 @@ struct StressTests {
                 case 385 ..< 399:
                     group.addTask { await coordinator.invalidateAll() }
                 default:
-                    group.addTask { await coordinator.cancelAll() }
+                    group.addTask { await coordinator.invalidateAll() }
                 }
                 if Int.random(in: 0 ..< 8, using: &random) == 0 { await Task.yield() }
             }

@@ -34,9 +34,6 @@ public func gracefulShutdown() async throws {
     throw CancellationError()
 }
 
-/// Whether graceful shutdown was requested for the calling service.
-public var isShuttingDownGracefully: Bool { GracefulShutdown.current?.isTriggered ?? false }
-
 /// Runs `operation`; calls `handler` once, concurrently with it, if graceful shutdown is requested while it runs
 /// (at once when it was requested before). The handler should make `operation` return, not wait for it.
 public func withGracefulShutdownHandler<Value>(
