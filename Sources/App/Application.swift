@@ -37,11 +37,13 @@ public final class Application: Sendable {
         self.configuration = configuration
         self.logger = logger
         let metrics = Metrics()
+        // One thread waits for every database socket of this service and runs their timers; stopped last.
+        let reactor = SocketReactor(name: "postgres-reactor")
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  queryObserver: { metrics.recordQuery($0, succeeded: $1) },
                                                  statementDeadline: configuration.statementDeadline,
-                                                 applicationName: "switchboard"),
+                                                 applicationName: "switchboard", reactor: reactor),
             maxConnections: configuration.poolSize, acquireTimeout: configuration.poolTimeout)
         // The delivery worker's claims and attempt records commit without waiting for the WAL flush
         // (`synchronous_commit=off`): losing the last of them in a database crash only repeats a delivery, which
@@ -52,7 +54,7 @@ public final class Application: Sendable {
                                                  queryObserver: { metrics.recordQuery($0, succeeded: $1) },
                                                  statementDeadline: configuration.statementDeadline,
                                                  applicationName: "switchboard-webhooks",
-                                                 sessionSettings: ["synchronous_commit": "off"]),
+                                                 sessionSettings: ["synchronous_commit": "off"], reactor: reactor),
             maxConnections: min(4, configuration.webhooks.concurrency), acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
@@ -60,7 +62,7 @@ public final class Application: Sendable {
         let listener = try? PostgresListener(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  statementDeadline: min(configuration.statementDeadline, .seconds(10)),
-                                                 applicationName: Application.listenerName),
+                                                 applicationName: Application.listenerName, reactor: reactor),
             channels: [FeedStore.channel, InteractionStore.channel, AccountStore.revocationChannel, WebhookStore.channel],
             livenessInterval: configuration.listenerLiveness,
             inline: { event in
@@ -98,7 +100,7 @@ public final class Application: Sendable {
             ? streamServer.map { ConnectionHandoff(to: $0, paths: Routes.eventStreamPaths) } : nil
         self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
                                  fromMemory: responder.answerFromMemory(_:), handoff: handoff)
-        var parts: [any Service] = [PoolClosing(pools: [pool, deliveryPool])]
+        var parts: [any Service] = [DatabaseClosing(pools: [pool, deliveryPool], reactor: reactor)]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
         parts.append(IdempotencyPruning(pool: pool, logger: logger))

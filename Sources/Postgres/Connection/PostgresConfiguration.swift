@@ -1,4 +1,4 @@
-/// How to reach the server: a libpq connection string and a connect timeout.
+/// How to reach the server (a libpq connection string and a connect timeout), and how to wait for it.
 public struct PostgresConfiguration: Sendable {
     /// A `postgres://user:password@host:port/db?sslmode=…` URI or a `host=… port=… user=… dbname=…` string;
     /// libpq parses both. Unset values fall back to libpq's `PG*` environment variables.
@@ -20,12 +20,15 @@ public struct PostgresConfiguration: Sendable {
     /// `synchronous_commit=off` for connections whose writes may be lost in a server crash. Names and values
     /// must not contain spaces or backslashes.
     public var sessionSettings: [String: String]
+    /// Waits for the connections' sockets and runs their timers.
+    public var reactor: SocketReactor
 
     /// Describes a server; nothing is validated or contacted until a connection is opened.
     public init(connectionString: String, connectTimeout: Duration? = nil,
                 queryObserver: (@Sendable (Duration, Bool) -> Void)? = nil,
                 statementDeadline: Duration? = .seconds(30), cancelGrace: Duration = .seconds(3),
-                applicationName: String? = nil, sessionSettings: [String: String] = [:]) {
+                applicationName: String? = nil, sessionSettings: [String: String] = [:], reactor: SocketReactor? = nil) {
+        self.reactor = reactor ?? .shared
         self.connectionString = connectionString
         self.connectTimeout = connectTimeout ?? PostgresConfiguration.connectTimeout(in: connectionString) ?? .seconds(5)
         self.queryObserver = queryObserver

@@ -8,7 +8,7 @@ extension PostgresConnection {
     /// which the decoders rely on; do not change them with `SET`. Throws a `.connection` error when the server
     /// refuses or ``PostgresConfiguration/connectTimeout`` passes, and `CancellationError` if the task is cancelled.
     public static func connect(_ configuration: PostgresConfiguration) async throws -> PostgresConnection {
-        try await connect(configuration, reactor: .shared)
+        try await connect(configuration, reactor: configuration.reactor)
     }
 
     static func connect(_ configuration: PostgresConfiguration, reactor: SocketReactor) async throws

@@ -48,7 +48,7 @@ extension PostgresPool {
 
     /// Arms the pool's one waiter timer (a timer of the ``SocketReactor``, not a task per waiter).
     private func armWaiterTimer(at deadline: ContinuousClock.Instant) {
-        _ = SocketReactor.shared.schedule(after: max(.zero, deadline - .now)) { [weak self] in self?.waiterTimerFired() }
+        _ = configuration.reactor.schedule(after: max(.zero, deadline - .now)) { [weak self] in self?.waiterTimerFired() }
     }
 
     /// Fails the waiters whose deadline passed, and re-arms the timer for the next one, as the machine decides.

@@ -9,8 +9,11 @@ import Glibc
 /// the descriptor with `EPOLLONESHOT`, so a readiness resumes exactly one waiter exactly once. A descriptor has at
 /// most one waiter at a time. Call ``deregister(_:)`` before the socket is closed: epoll drops a
 /// closed descriptor by itself, but the number may be reused by the next socket before a stale event is handled.
-final class SocketReactor: Sendable {
-    /// The process-wide reactor used by every connection.
+///
+/// A service makes one, hands it to its ``PostgresConfiguration``s, and stops it once its connections are closed;
+/// configurations given none share one that lives as long as the process (tools, tests).
+public final class SocketReactor: Sendable {
+    /// The reactor of configurations that name none.
     static let shared = SocketReactor(name: "postgres-reactor")
 
     private struct Waiter {
@@ -33,8 +36,8 @@ final class SocketReactor: Sendable {
     /// Guards the pending waiter of each descriptor, the token counter, the stopped flag and the timers.
     private let table = Locked(Table())
 
-    /// Creates the epoll instance and starts its thread; the reactor lives until ``stop()``.
-    init(name: String) {
+    /// Creates the epoll instance and starts its thread (named `name`); the reactor lives until ``stop()``.
+    public init(name: String) {
         epollFD = Epoll.create()
         wakeFD = Epoll.eventFD()
         precondition(epollFD >= 0 && wakeFD >= 0, "cannot create epoll/eventfd: errno \(errno)")
@@ -105,8 +108,8 @@ final class SocketReactor: Sendable {
         waiter?.continuation.resume(throwing: PostgresError(.connection, "socket \(fd) was closed while waited on"))
     }
 
-    /// Stops the thread and fails every pending waiter. Only for reactors that are not ``shared``.
-    func stop() {
+    /// Stops the thread and fails every pending waiter (their connections should be closed by then).
+    public func stop() {
         let waiters = table.withLock { table in
             table.isStopped = true
             defer { table.waiters = [:] }
