@@ -158,6 +158,7 @@ struct BatchLoaderTests {
         let loader = BatchLoader<Int, Int>(maxBatchSize: Int.random(in: 1 ... 40, using: &random),
                                            maxConcurrentBatches: Int.random(in: 1 ... 3, using: &random),
                                            gather: .microseconds(Int.random(in: 0 ... 1_000, using: &random))) { keys in
+            // Random load times shake the schedule; every check below holds whatever they turn out to be.
             try await Task.sleep(for: .microseconds(Int.random(in: 0 ... 2_000)))
             if keys.contains(13) {
                 inFailedBatches.withLock { $0.formUnion(keys) }

@@ -75,6 +75,8 @@ struct ConnectionHandoffTests {
             var start = 0
             for cut in cuts.sorted() where cut > start && cut < bytes.count {
                 try socket.send(Array(bytes[start ..< cut]))
+                // Splits the head across segments; the answer must not depend on how they arrive (pieces may still
+                // coalesce), so the pause only widens what is tried, it orders nothing.
                 usleep(UInt32(pause.wholeMilliseconds * 1000))
                 start = cut
             }
@@ -197,6 +199,8 @@ struct ConnectionHandoffTests {
             let outcome = try await onThread { () -> Int in
                 let socket = try RawSocket(port: servers.port)
                 try socket.send(partial)
+                // Usually lets the partial head arrive before the half-close; when they arrive together the
+                // outcome is the same (closed), so nothing here depends on the pause's length.
                 usleep(50_000)
                 shutdown(socket.fd, Int32(SHUT_WR))
                 var buffer = [UInt8](repeating: 0, count: 512)
