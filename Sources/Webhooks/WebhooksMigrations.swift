@@ -78,15 +78,7 @@ public enum WebhooksMigrations {
                 interaction interactions%ROWTYPE;
                 data jsonb;
             BEGIN
-                event_type := CASE NEW.kind
-                    WHEN 'message' THEN 'message.created'
-                    WHEN 'assignment' THEN 'interaction.assigned'
-                    WHEN 'read' THEN 'interaction.read'
-                    WHEN 'state' THEN CASE NEW.payload->>'state'
-                        WHEN 'started' THEN 'interaction.started'
-                        WHEN 'ended' THEN 'interaction.ended'
-                        WHEN 'failed' THEN 'interaction.failed' END
-                END;
+                event_type := \(firstEventTypes);
                 IF event_type IS NULL THEN RETURN NULL; END IF;
                 SELECT * INTO interaction FROM interactions WHERE id = NEW.interaction_id;
                 IF NOT EXISTS (SELECT 1 FROM webhook_endpoints e
@@ -132,70 +124,60 @@ public enum WebhooksMigrations {
             CREATE OR REPLACE FUNCTION webhook_time(t timestamptz) RETURNS text LANGUAGE sql STABLE AS $$
                 SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
             $$;
-            CREATE OR REPLACE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-            DECLARE
-                event_type text;
-                queued bigint;
-            BEGIN
-                event_type := CASE NEW.kind
-                    WHEN 'message' THEN 'message.created'
-                    WHEN 'assignment' THEN 'interaction.assigned'
-                    WHEN 'read' THEN 'interaction.read'
-                    WHEN 'state' THEN CASE NEW.payload->>'state'
-                        WHEN 'started' THEN 'interaction.started'
-                        WHEN 'ended' THEN 'interaction.ended'
-                        WHEN 'failed' THEN 'interaction.failed' END
-                END;
-                IF event_type IS NULL THEN RETURN NULL; END IF;
-                INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
-                SELECT e.id, i.tenant_id, NEW.interaction_id, NEW.seq, event_type,
-                       jsonb_build_object('type', event_type, 'timestamp', webhook_time(NEW.created_at), 'data',
-                           CASE WHEN NEW.kind = 'state' THEN jsonb_build_object(
-                                    'id', i.id, 'customer_id', i.customer_id, 'subject', i.subject, 'state', i.state,
-                                    'failure_reason', i.failure_reason, 'created_at', webhook_time(i.created_at),
-                                    'ended_at', webhook_time(i.ended_at), 'seq', NEW.seq)
-                                ELSE NEW.payload || jsonb_build_object('seq', NEW.seq, 'created_at', webhook_time(NEW.created_at))
-                           END || jsonb_build_object('tenant_id', i.tenant_id, 'interaction_id', NEW.interaction_id,
-                                                     'event_id', NEW.interaction_id::text || ':' || NEW.seq))::text
-                FROM interactions i
-                JOIN webhook_endpoints e ON e.tenant_id = i.tenant_id AND e.disabled_at IS NULL AND event_type = ANY (e.events)
-                WHERE i.id = NEW.interaction_id;
-                GET DIAGNOSTICS queued = ROW_COUNT;
-                IF queued > 0 THEN PERFORM pg_notify('switchboard_webhooks', ''); END IF;
-                RETURN NULL;
-            END
-            $$;
+            \(outboxFunction(eventType: firstEventTypes, channel: "switchboard_webhooks"))
             """),
         // The trigger maps kinds to types through `webhook_event_type`, generated from `WebhookEventType.source`
         // (before, the trigger spelled the mapping out a second time).
-        Migration(version: 403, name: "webhook event types from one mapping", sql: installedEventTypeMapping + """
-            CREATE OR REPLACE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-            DECLARE
-                event_type text;
-                queued bigint;
-            BEGIN
-                event_type := webhook_event_type(NEW.kind, NEW.payload->>'state');
-                IF event_type IS NULL THEN RETURN NULL; END IF;
-                INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
-                SELECT e.id, i.tenant_id, NEW.interaction_id, NEW.seq, event_type,
-                       jsonb_build_object('type', event_type, 'timestamp', webhook_time(NEW.created_at), 'data',
-                           CASE WHEN NEW.kind = 'state' THEN jsonb_build_object(
-                                    'id', i.id, 'customer_id', i.customer_id, 'subject', i.subject, 'state', i.state,
-                                    'failure_reason', i.failure_reason, 'created_at', webhook_time(i.created_at),
-                                    'ended_at', webhook_time(i.ended_at), 'seq', NEW.seq)
-                                ELSE NEW.payload || jsonb_build_object('seq', NEW.seq, 'created_at', webhook_time(NEW.created_at))
-                           END || jsonb_build_object('tenant_id', i.tenant_id, 'interaction_id', NEW.interaction_id,
-                                                     'event_id', NEW.interaction_id::text || ':' || NEW.seq))::text
-                FROM interactions i
-                JOIN webhook_endpoints e ON e.tenant_id = i.tenant_id AND e.disabled_at IS NULL AND event_type = ANY (e.events)
-                WHERE i.id = NEW.interaction_id;
-                GET DIAGNOSTICS queued = ROW_COUNT;
-                IF queued > 0 THEN PERFORM pg_notify('\(WebhookStore.channel)', ''); END IF;
-                RETURN NULL;
-            END
-            $$;
-            """),
+        Migration(version: 403, name: "webhook event types from one mapping", sql: installedEventTypeMapping
+            + outboxFunction(eventType: "webhook_event_type(NEW.kind, NEW.payload->>'state')", channel: WebhookStore.channel)),
     ]
+
+    /// The event types migrations 400 and 402 spelled out in the trigger (403 replaced them with
+    /// `webhook_event_type`, generated from ``WebhookEventType``).
+    static let firstEventTypes = """
+        CASE NEW.kind
+            WHEN 'message' THEN 'message.created'
+            WHEN 'assignment' THEN 'interaction.assigned'
+            WHEN 'read' THEN 'interaction.read'
+            WHEN 'state' THEN CASE NEW.payload->>'state'
+                WHEN 'started' THEN 'interaction.started'
+                WHEN 'ended' THEN 'interaction.ended'
+                WHEN 'failed' THEN 'interaction.failed' END
+        END
+        """
+
+    /// The outbox trigger's function, which queues a message for each subscribed endpoint in one statement and
+    /// notifies `channel` when it queued any; `eventType` is the SQL expression naming the event's type (NULL: none).
+    /// Migrations 402 and 403 install it with the mapping of their time.
+    static func outboxFunction(eventType: String, channel: String) -> String {
+        """
+        CREATE OR REPLACE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            event_type text;
+            queued bigint;
+        BEGIN
+            event_type := \(eventType);
+            IF event_type IS NULL THEN RETURN NULL; END IF;
+            INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
+            SELECT e.id, i.tenant_id, NEW.interaction_id, NEW.seq, event_type,
+                   jsonb_build_object('type', event_type, 'timestamp', webhook_time(NEW.created_at), 'data',
+                       CASE WHEN NEW.kind = 'state' THEN jsonb_build_object(
+                                'id', i.id, 'customer_id', i.customer_id, 'subject', i.subject, 'state', i.state,
+                                'failure_reason', i.failure_reason, 'created_at', webhook_time(i.created_at),
+                                'ended_at', webhook_time(i.ended_at), 'seq', NEW.seq)
+                            ELSE NEW.payload || jsonb_build_object('seq', NEW.seq, 'created_at', webhook_time(NEW.created_at))
+                       END || jsonb_build_object('tenant_id', i.tenant_id, 'interaction_id', NEW.interaction_id,
+                                                 'event_id', NEW.interaction_id::text || ':' || NEW.seq))::text
+            FROM interactions i
+            JOIN webhook_endpoints e ON e.tenant_id = i.tenant_id AND e.disabled_at IS NULL AND event_type = ANY (e.events)
+            WHERE i.id = NEW.interaction_id;
+            GET DIAGNOSTICS queued = ROW_COUNT;
+            IF queued > 0 THEN PERFORM pg_notify('\(channel)', ''); END IF;
+            RETURN NULL;
+        END
+        $$;
+        """
+    }
 
     /// `webhook_event_type` as the database has it: ``WebhookEventType/mappingFunctionSQL`` when migration 403 was
     /// written, kept verbatim because an applied migration never changes. A test checks that the two still agree;

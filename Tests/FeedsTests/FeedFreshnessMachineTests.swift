@@ -22,12 +22,18 @@ import Testing
         return nil
     }
 
+    /// The loads two reads of the first page ask for, which nothing cached can answer (nil, recorded, otherwise).
+    static func twoLoads(_ machine: inout Machine) -> (FeedPageLoad, FeedPageLoad)? {
+        guard case .load(let one) = machine.read(Self.first), case .load(let two) = machine.read(Self.first) else {
+            Issue.record("nothing cached, yet a read was served")
+            return nil
+        }
+        return (one, two)
+    }
+
     @Test func callersBeforeAChangeShareOneLoadAndCallersAfterItStartAnother() {
         var machine = Machine(maxPages: 100, slots: 4096)
-        guard case .load(let early) = machine.read(Self.first), case .load(let joiner) = machine.read(Self.first) else {
-            Issue.record("nothing cached, yet a read was served")
-            return
-        }
+        guard let (early, joiner) = Self.twoLoads(&machine) else { return }
         #expect(early == joiner)
         machine.changed(Self.news)
         guard case .load(let late) = machine.read(Self.first) else { Issue.record("served after a change"); return }
@@ -126,10 +132,7 @@ import Testing
 
     @Test func withoutCachingLoadsAreStillSharedAndNothingIsKept() {
         var machine = Machine(maxPages: 0, slots: 4096)
-        guard case .load(let one) = machine.read(Self.first), case .load(let two) = machine.read(Self.first) else {
-            Issue.record("served without a cache")
-            return
-        }
+        guard let (one, two) = Self.twoLoads(&machine) else { return }
         #expect(one == two)
         #expect(machine.loadFinished(one, with: 1) == .discarded)
         #expect(machine.cachedPage(Self.first) == nil)

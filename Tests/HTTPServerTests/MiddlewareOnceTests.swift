@@ -73,11 +73,17 @@ import Testing
         #expect(logged.entries.count == 1 && logged.entries.first?.requestID == response.headers["X-Request-ID"])
     }
 
-    @Test func declinedFromMemoryThenAnsweredInTheTask() async throws {
+    /// A request to `path` that the memory answer declines, with the counts and log of its router.
+    func declined(_ path: String, answers: Bool) -> (Counts, LoggedEntries, RouterResponder, Request) {
         let counts = Counts(), logged = LoggedEntries()
-        let responder = router(counts, logged, answers: false)
-        var request = Request(method: "GET", path: "/x")
+        let responder = router(counts, logged, answers: answers)
+        var request = Request(method: "GET", path: path)
         #expect(responder.answerFromMemory(&request) == nil)
+        return (counts, logged, responder, request)
+    }
+
+    @Test func declinedFromMemoryThenAnsweredInTheTask() async throws {
+        let (counts, logged, responder, request) = declined("/x", answers: false)
         // Prepared on the server's thread, not yet completed: nothing logged.
         expectEachLayerOnce(counts, prepared: 1, completed: 0)
         #expect(logged.entries.isEmpty)
@@ -92,10 +98,7 @@ import Testing
     }
 
     @Test func aRouteWithoutAMemoryAnswerIsPreparedOnlyInTheTask() async throws {
-        let counts = Counts(), logged = LoggedEntries()
-        let responder = router(counts, logged, answers: true)
-        var request = Request(method: "GET", path: "/task-only")
-        #expect(responder.answerFromMemory(&request) == nil)
+        let (counts, logged, responder, request) = declined("/task-only", answers: true)
         expectEachLayerOnce(counts, prepared: 0, completed: 0)
         #expect(try await responder.respond(to: request).status == 204)
         expectEachLayerOnce(counts)

@@ -79,13 +79,9 @@ import Testing
     /// Seeded random stacks of every kind, each through a built router, against the nested model.
     @Test(arguments: [1, 2, 3]) func theStackDoesWhatNestedLayersDo(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let kinds: [Kind] = [.tag, .tag, .gate, .rescue]
         for _ in 0 ..< 200 {
-            let stack = (0 ..< Int.random(in: 0 ... 7, using: &random)).map { _ in kinds.randomElement(using: &random)! }
-            let handlerFails = Bool.random(using: &random)
-            let trace = Trace()
-            var router = Router()
-            for (index, kind) in stack.enumerated() { router.use(Layer(index: index, kind: kind, trace: trace)) }
+            let (stack, trace, handlerFails) = (Self.randomStack(&random), Trace(), Bool.random(using: &random))
+            var router = Self.router(stack, trace)
             router.get("/x") { _ in
                 trace.record("handler")
                 if handlerFails { throw Failure(layer: 100) }
@@ -117,13 +113,9 @@ import Testing
     /// the async path goes on from the prepared request.
     @Test(arguments: [1, 2, 3]) func memoryAnswersGoThroughTheLayersAsTheAsyncPathDoes(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
-        let kinds: [Kind] = [.tag, .tag, .gate, .rescue]
         for _ in 0 ..< 300 {
-            let stack = (0 ..< Int.random(in: 0 ... 7, using: &random)).map { _ in kinds.randomElement(using: &random)! }
-            let answers = Bool.random(using: &random)
-            let trace = Trace()
-            var router = Router()
-            for (index, kind) in stack.enumerated() { router.use(Layer(index: index, kind: kind, trace: trace)) }
+            let (stack, trace, answers) = (Self.randomStack(&random), Trace(), Bool.random(using: &random))
+            var router = Self.router(stack, trace)
             router.get("/x", fromMemory: { _ in
                 trace.record("handler")
                 return answers ? Response(status: 200) : nil
@@ -212,5 +204,20 @@ import Testing
         var request = Request(method: "GET", path: "/x")
         #expect(router.buildResponder().answerFromMemory(&request) == nil)
         #expect(trace.steps == ["prepare 0"]) // prepared, but not completed: the async path completes it
+    }
+}
+
+extension MiddlewareTests {
+    /// Up to seven layers of random kinds (tagging twice as often as the others).
+    static func randomStack(_ random: inout SplitMix64) -> [Kind] {
+        let kinds: [Kind] = [.tag, .tag, .gate, .rescue]
+        return (0 ..< Int.random(in: 0 ... 7, using: &random)).map { _ in kinds.randomElement(using: &random)! }
+    }
+
+    /// A router using `stack`'s layers, in order, each writing into `trace`.
+    static func router(_ stack: [Kind], _ trace: Trace) -> Router {
+        var router = Router()
+        for (index, kind) in stack.enumerated() { router.use(Layer(index: index, kind: kind, trace: trace)) }
+        return router
     }
 }

@@ -25,16 +25,7 @@ struct WakeupTests {
 
     @Test func withoutASignalTheWaitLastsUntilItsTimerFires() async {
         let timers = ManualTimers()
-        let wakeup = Wakeup(sleep: timers.sleep)
-        let ended = Gate()
-        let waiter = Task {
-            await wakeup.wait(timeout: .milliseconds(200))
-            ended.open()
-        }
-        await waitUntil { wakeup.isWaiting && timers.sleeping == 1 }
-        #expect(!ended.isOpen)
-        await waitUntil { timers.fireAll() == 1 }
-        await waiter.value
+        await Self.expectAWaitEndedOnlyByItsTimer(Wakeup(sleep: timers.sleep), timers)
     }
 
     @Test func aWaitEndedBySignalLeavesNothingPendingForTheNext() async {
@@ -46,19 +37,24 @@ struct WakeupTests {
         }
         // Every earlier timer was cancelled (none is left to fire), so nothing can end the next wait but its own.
         await waitUntil { timers.started == 20 && timers.sleeping == 0 }
+        await Self.expectAWaitEndedOnlyByItsTimer(wakeup, timers)
+    }
+
+    @Test func aTimeoutShorterThanTheWaitsStartStillEndsIt() async {
+        let wakeup = Wakeup()
+        for _ in 0 ..< 200 { await wakeup.wait(timeout: .zero) } // each returns: none hangs
+    }
+
+    /// Starts a wait, checks that it goes on while its timer has not fired, then fires it and sees the wait end.
+    private static func expectAWaitEndedOnlyByItsTimer(_ wakeup: Wakeup, _ timers: ManualTimers) async {
         let ended = Gate()
-        let next = Task {
+        let waiter = Task {
             await wakeup.wait(timeout: .milliseconds(300))
             ended.open()
         }
         await waitUntil { wakeup.isWaiting && timers.sleeping == 1 }
         #expect(!ended.isOpen)
         await waitUntil { timers.fireAll() == 1 }
-        await next.value
-    }
-
-    @Test func aTimeoutShorterThanTheWaitsStartStillEndsIt() async {
-        let wakeup = Wakeup()
-        for _ in 0 ..< 200 { await wakeup.wait(timeout: .zero) } // each returns: none hangs
+        await waiter.value
     }
 }
