@@ -66,7 +66,8 @@ struct InteractionEventLog: Sendable {
         guard !ids.isEmpty else { return [:] }
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                SELECT i.id, \(InteractionState.isOverSQL("i.state")) AS terminal, jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
+                SELECT i.id, \(InteractionState.isOverSQL("i.state")) AS terminal,
+                       jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
                                                          'subject', i.subject, 'snapshot', true)::text AS data,
                        i.last_seq AS seq
                 FROM interactions i WHERE i.id = ANY($1::uuid[])

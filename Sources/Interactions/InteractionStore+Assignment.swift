@@ -15,9 +15,10 @@ extension InteractionStore {
     /// assignee changed (nothing is written when it did not: a repeated claim or assignment is a no-op). Returns
     /// the interaction as `principal` sees it.
     ///
-    /// Throws ``InteractionError/notFound(_:)`` when `principal` may not see it, ``InteractionError/notAllowed(_:id:state:)``
-    /// when it is over, and for a claim ``InteractionError/alreadyAssigned(_:holder:)`` when another agent holds it. Concurrent claims queue on the row lock, so
-    /// exactly one of them wins.
+    /// Throws ``InteractionError/notFound(_:)`` when `principal` may not see it,
+    /// ``InteractionError/notAllowed(_:id:state:)`` when it is over, and for a claim
+    /// ``InteractionError/alreadyAssigned(_:holder:)`` when another agent holds it. Concurrent claims queue on the row
+    /// lock, so exactly one of them wins.
     public func assign(_ id: UUID, _ request: AssignmentRequest, by principal: Principal,
                        on connection: PostgresConnection) async throws -> Interaction {
         let locked = try await lock(id, for: principal, allowing: .assign, on: connection)
@@ -25,7 +26,9 @@ extension InteractionStore {
         switch request {
         case .claim:
             guard let agent = principal.userID else { throw InteractionError.notFound(id) }
-            if let holder = locked.assignedAgentID, holder != agent { throw InteractionError.alreadyAssigned(id, holder: holder) }
+            if let holder = locked.assignedAgentID, holder != agent {
+                throw InteractionError.alreadyAssigned(id, holder: holder)
+            }
             assignee = agent
         case .assign(let agent):
             assignee = agent

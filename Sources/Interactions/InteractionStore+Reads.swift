@@ -26,7 +26,9 @@ extension InteractionStore {
         guard let role = principal.role, let reader = principal.userID else { throw InteractionError.notFound(id) }
         // A position already at or past `eventID` stays as it is: answer without queueing on the row lock (apps mark
         // read whenever they show a conversation). The log's last id only grows, so the check holds.
-        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionError.notFound(id) }
+        guard let standing = try await standing(of: principal, in: id, on: connection) else {
+            throw InteractionError.notFound(id)
+        }
         if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
         guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionError.notFound(id) }
         guard eventID <= locked.lastSeq else {
@@ -51,7 +53,9 @@ extension InteractionStore {
 
     /// The read position of the session `principal` in `id`, with the other side's messages after it.
     public func position(of principal: Principal, in id: UUID, on connection: PostgresConnection) async throws -> ReadPosition {
-        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionError.notFound(id) }
+        guard let standing = try await standing(of: principal, in: id, on: connection) else {
+            throw InteractionError.notFound(id)
+        }
         return standing.position
     }
 
@@ -61,7 +65,8 @@ extension InteractionStore {
         let rows = try await connection.query("""
             SELECT i.last_seq, position.read_through,
                    (SELECT count(*) FROM interaction_events e
-                    WHERE e.interaction_id = i.id AND e.kind = '\(InteractionStore.Kind.message.rawValue)' AND e.payload->>'sender_role' <> $4::text
+                    WHERE e.interaction_id = i.id AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
+                      AND e.payload->>'sender_role' <> $4::text
                       AND e.seq > position.read_through) AS unread_count
             FROM interactions i,
                  LATERAL (SELECT \(InteractionStore.readThrough(of: "i.id", side: "$4::text", reader: "$5::text")) AS read_through) position

@@ -21,7 +21,8 @@ public struct InteractionStore: Sendable {
                       0::bigint AS unread_count, 0::bigint AS read_by_other_through
             """, [principal.tenantID, principal.userID ?? "", subject])
         let interaction = try InteractionStore.interaction(rows[0])
-        try await append(.state, ["state": InteractionState.started.rawValue], to: UUID(uuidString: interaction.id)!, on: connection)
+        try await append(.state, ["state": InteractionState.started.rawValue], to: UUID(uuidString: interaction.id)!,
+                         on: connection)
         return interaction
     }
 
@@ -208,7 +209,8 @@ public struct InteractionStore: Sendable {
         let rows = try await connection.query("""
             SELECT seq, payload->>'id' AS id, payload->>'sender_id' AS sender_id, payload->>'sender_role' AS sender_role,
                    payload->>'text' AS text, created_at
-            FROM interaction_events WHERE interaction_id = $1::uuid AND kind = '\(Kind.message.rawValue)' AND seq > coalesce($2::bigint, 0)
+            FROM interaction_events
+            WHERE interaction_id = $1::uuid AND kind = '\(Kind.message.rawValue)' AND seq > coalesce($2::bigint, 0)
             ORDER BY seq LIMIT $3
             """, [id, after, limit])
         return try rows.map { row in
