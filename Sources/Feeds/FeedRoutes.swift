@@ -29,7 +29,7 @@ public struct FeedRoutes: Sendable {
     @Sendable func read(_ request: Request, _ principal: Principal) async throws -> Response {
         let key = try FeedRequest.pageKey(request, principal)
         switch try await service.page(key) {
-        case .noSuchFeed: throw Problem.notFound("No feed '\(key.feed.key)'.")
+        case .noSuchFeed: throw FeedError.noSuchFeed(key.feed)
         case .page(let page): return FeedRoutes.response(page, request)
         }
     }
@@ -66,18 +66,20 @@ public struct FeedRoutes: Sendable {
 
     @Sendable func update(_ request: Request, _ principal: Principal) async throws -> Response {
         let feed = try FeedRequest.address(request, principal)
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw Problem.notFound("No such item.") }
+        let id = try FeedRoutes.itemID(request)
         let changes = try FeedRequest.changes(request)
-        guard let updated = try await service.update(id, in: feed, with: changes) else {
-            throw Problem.notFound("No such item.")
-        }
-        return try .json(updated)
+        return try .json(try await service.update(id, in: feed, with: changes))
     }
 
     @Sendable func delete(_ request: Request, _ principal: Principal) async throws -> Response {
         let feed = try FeedRequest.address(request, principal)
-        guard let id = UUID(uuidString: request.parameter("id")),
-              try await service.delete(id, in: feed) else { throw Problem.notFound("No such item.") }
+        try await service.delete(try FeedRoutes.itemID(request), in: feed)
         return .empty()
+    }
+
+    /// The `{id}` path parameter; a path id that is not a UUID names no item.
+    static func itemID(_ request: Request) throws(FeedError) -> UUID {
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw .noSuchItem(nil) }
+        return id
     }
 }

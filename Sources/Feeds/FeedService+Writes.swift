@@ -7,20 +7,25 @@ extension FeedService {
         try await write(feed) { notice in (try await store.insert(item, into: feed, notice: notice), true) }
     }
 
-    /// Changes an item (nil when absent); acknowledged as `insert` is.
-    public func update(_ id: UUID, in feed: FeedAddress, with changes: FeedStore.Changes) async throws -> FeedItem? {
-        try await write(feed) { notice in
+    /// Changes an item; acknowledged as `insert` is. Throws ``FeedError/noSuchItem(_:)`` when the feed has no such
+    /// item (nothing was written).
+    public func update(_ id: UUID, in feed: FeedAddress, with changes: FeedStore.Changes) async throws -> FeedItem {
+        let updated = try await write(feed) { notice in
             let updated = try await store.update(id, in: feed, with: changes, notice: notice)
             return (updated, updated != nil)
         }
+        guard let updated else { throw FeedError.noSuchItem(id) }
+        return updated
     }
 
-    /// Deletes an item (false when absent); acknowledged as `insert` is.
-    public func delete(_ id: UUID, in feed: FeedAddress) async throws -> Bool {
-        try await write(feed) { notice in
+    /// Deletes an item; acknowledged as `insert` is. Throws ``FeedError/noSuchItem(_:)`` when the feed has no such
+    /// item.
+    public func delete(_ id: UUID, in feed: FeedAddress) async throws {
+        let deleted = try await write(feed) { notice in
             let deleted = try await store.delete(id, in: feed, notice: notice)
             return (deleted, deleted)
         }
+        guard deleted else { throw FeedError.noSuchItem(id) }
     }
 
     /// Runs a write (`body` reports whether it changed anything, i.e. sent its notice), then retires the feed's pages

@@ -20,7 +20,7 @@ public struct IdempotentWrites: Sendable {
             return try await pool.withTransaction { connection in try await body(connection) }
         }
         guard (1 ... 255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
-            throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters.", parameter: "Idempotency-Key")
+            throw IdempotencyError.invalidKey
         }
         let fingerprint = Array("\(request.method) \(request.path)\n".utf8) + request.body
         let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.owner, key, fingerprint]
@@ -31,7 +31,7 @@ public struct IdempotentWrites: Sendable {
                 VALUES ($1::uuid, $2, $3, sha256($4::bytea))
                 ON CONFLICT DO NOTHING RETURNING key
                 """, scope)
-            if inserted.isEmpty { return try await IdempotentWrites.replay(connection, scope) }
+            if inserted.isEmpty { return try await IdempotentWrites.replay(connection, scope, key: key) }
             let response = try await body(connection)
             guard let bytes = response.bodyBytes else { return response }
             let contentType = response.headers["Content-Type"] ?? ""
@@ -43,19 +43,15 @@ public struct IdempotentWrites: Sendable {
         }
     }
 
-    private static func replay(_ connection: PostgresConnection, _ scope: [(any PostgresEncodable)?]) async throws -> Response {
+    private static func replay(_ connection: PostgresConnection, _ scope: [(any PostgresEncodable)?],
+                               key: String) async throws -> Response {
         let rows = try await connection.query("""
             SELECT request_hash = sha256($4::bytea) AS same, status, headers->>'Content-Type' AS content_type, body
             FROM idempotency_keys WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
             """, scope)
-        guard let row = rows.first else { throw Problem(status: 409, title: "Conflict", detail: "Retry the request.") }
-        guard try row.decode("same", as: Bool.self) else {
-            throw Problem(status: 422, title: "Unprocessable Content",
-                          detail: "This Idempotency-Key was used for a different request.", extensions: ["parameter": "Idempotency-Key"])
-        }
-        guard let status = try row.decode("status", as: Int?.self) else {
-            throw Problem(status: 409, title: "Conflict", detail: "A request with this Idempotency-Key is still in progress.")
-        }
+        guard let row = rows.first else { throw IdempotencyError.vanished(key: key) }
+        guard try row.decode("same", as: Bool.self) else { throw IdempotencyError.reused(key: key) }
+        guard let status = try row.decode("status", as: Int?.self) else { throw IdempotencyError.inProgress(key: key) }
         var headers: HTTPHeaders = ["Idempotent-Replayed": "true"]
         if let contentType = try row.decode("content_type", as: String?.self), !contentType.isEmpty {
             headers.set("Content-Type", contentType)

@@ -1,43 +1,5 @@
 import Foundation
-import HTTPServer
 import Postgres
-
-/// One event as subscribers receive it: stored events carry their `seq` (the SSE `id`); typing does not.
-public struct InteractionStreamEvent: Sendable, Equatable {
-    /// The event's place in the interaction's log; nil for ephemeral events (typing).
-    public let seq: Int64?
-    /// `state`, `message`, `typing` or `media` (the SSE `event`).
-    public let kind: String
-    /// The JSON data.
-    public let data: String
-    /// Whether this is the interaction's last event (it ended or failed).
-    public let terminal: Bool
-    /// The event as a stream writes it (a comment for the heartbeat): encoded once, when the event is made, and
-    /// shared by every stream it goes to (an array is copied on write, so 10,000 subscribers hold one buffer).
-    let encoded: [UInt8]
-
-    init(seq: Int64?, kind: String, data: String, terminal: Bool) {
-        self.seq = seq
-        self.kind = kind
-        self.data = data
-        self.terminal = terminal
-        encoded = kind.isEmpty
-            ? ServerSentEvent.comment("heartbeat")
-            : ServerSentEvent(id: seq.map(String.init), event: kind, data: data).encoded()
-    }
-
-    /// Not an event: a keep-alive the stream writes as a comment, so dead subscribers are noticed.
-    static let heartbeat = InteractionStreamEvent(seq: nil, kind: "", data: "", terminal: false)
-
-    /// Whether this is the keep-alive.
-    var isHeartbeat: Bool { kind.isEmpty }
-
-    /// The last event of a stream whose session was revoked or expired: a `reconnect` event with the reason, after
-    /// which the client fetches a fresh token and resumes from its last id.
-    static func credentialsEnded(_ reason: String) -> InteractionStreamEvent {
-        InteractionStreamEvent(seq: nil, kind: "reconnect", data: #"{"reason":"\#(reason)"}"#, terminal: true)
-    }
-}
 
 /// Reads the event log for replay and live dispatch.
 struct InteractionEventLog: Sendable {
@@ -56,6 +18,24 @@ struct InteractionEventLog: Sendable {
         var through: Int64?
     }
 
+    /// The batched read of `events(in:)`: ranges of interaction ids (`$1`), after (`$2`) and through (`$3`). Each
+    /// event says whether it is the interaction's final one (a `state` event entering a state that is over).
+    static let eventsSQL = """
+        SELECT r.id AS interaction_id, e.seq, e.kind,
+               (e.payload || jsonb_build_object('created_at', e.created_at))::text AS data,
+               e.kind = '\(InteractionStore.Kind.state.rawValue)'
+               AND \(InteractionState.isOverSQL("e.payload->>'state'")) AS terminal
+        FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS r (id, after, through)
+        CROSS JOIN LATERAL (
+            SELECT ev.seq, ev.kind, ev.payload, ev.created_at FROM interaction_events ev
+            WHERE ev.interaction_id = r.id
+              AND ev.seq > coalesce(r.after, (SELECT last_seq - 1 FROM interactions WHERE id = r.id))
+              AND (r.through IS NULL OR ev.seq <= r.through)
+            ORDER BY ev.seq
+        ) e
+        ORDER BY r.id, e.seq
+        """
+
     /// The events of many interactions in one query (live dispatch of a run of notices, catch-up after missed
     /// ones): for each range, its events after `after` up to `through`, by interaction, in `seq` order.
     /// Interactions are matched by id alone, as the single read does: the ids come from this service's own notices
@@ -66,25 +46,13 @@ struct InteractionEventLog: Sendable {
         let after = PostgresArray(ranges.map(\.after))
         let through = PostgresArray(ranges.map(\.through))
         let rows = try await pool.withConnection { connection in
-            try await connection.query("""
-                SELECT r.id AS interaction_id, e.seq, e.kind,
-                       (e.payload || jsonb_build_object('created_at', e.created_at))::text AS data,
-                       e.kind = 'state' AND e.payload->>'state' <> 'started' AS terminal
-                FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS r (id, after, through)
-                CROSS JOIN LATERAL (
-                    SELECT ev.seq, ev.kind, ev.payload, ev.created_at FROM interaction_events ev
-                    WHERE ev.interaction_id = r.id
-                      AND ev.seq > coalesce(r.after, (SELECT last_seq - 1 FROM interactions WHERE id = r.id))
-                      AND (r.through IS NULL OR ev.seq <= r.through)
-                    ORDER BY ev.seq
-                ) e
-                ORDER BY r.id, e.seq
-                """, [ids, after, through])
+            try await connection.query(InteractionEventLog.eventsSQL, [ids, after, through])
         }
         var events: [UUID: [InteractionStreamEvent]] = [:]
         for row in rows {
             let id: UUID = try row.decode("interaction_id")
-            events[id, default: []].append(InteractionStreamEvent(seq: try row.decode("seq"), kind: try row.decode("kind"),
+            events[id, default: []].append(InteractionStreamEvent(seq: try row.decode("seq"),
+                                                                  kind: .logged(try row.decode("kind")),
                                                                   data: try row.decode("data"),
                                                                   terminal: try row.decode("terminal")))
         }
@@ -98,7 +66,8 @@ struct InteractionEventLog: Sendable {
         guard !ids.isEmpty else { return [:] }
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
-                SELECT i.id, i.state, jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
+                SELECT i.id, \(InteractionState.isOverSQL("i.state")) AS terminal,
+                       jsonb_build_object('state', i.state, 'failure_reason', i.failure_reason,
                                                          'subject', i.subject, 'snapshot', true)::text AS data,
                        i.last_seq AS seq
                 FROM interactions i WHERE i.id = ANY($1::uuid[])
@@ -107,8 +76,8 @@ struct InteractionEventLog: Sendable {
         var snapshots: [UUID: InteractionStreamEvent] = [:]
         for row in rows {
             snapshots[try row.decode("id")] = InteractionStreamEvent(
-                seq: try row.decode("seq"), kind: "state", data: try row.decode("data"),
-                terminal: try row.decode("state", as: String.self) != "started")
+                seq: try row.decode("seq"), kind: .logged(.state), data: try row.decode("data"),
+                terminal: try row.decode("terminal"))
         }
         return snapshots
     }

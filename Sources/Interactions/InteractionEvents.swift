@@ -69,7 +69,7 @@ public final class InteractionEvents: Service {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
                     for stream in leases.withLock({ $0.expired(at: Date()) }) {
-                        hub.publish(.credentialsEnded("session_expired"), to: stream.interaction, subscriber: stream.id)
+                        hub.publish(.reconnect(.sessionExpired), to: stream.interaction, subscriber: stream.id)
                     }
                 }
             }
@@ -79,17 +79,11 @@ public final class InteractionEvents: Service {
         finishAll()
     }
 
-    /// Why ``subscribe(_:for:)`` gave no stream.
-    public enum Refusal: Error, Sendable {
-        /// The user already holds ``InteractionEvents/streamsPerPrincipal`` streams here.
-        case overLimit
-        /// The session was revoked (its token may still sit in a cache for a few seconds).
-        case revoked
-    }
-
     /// A new subscriber of `id` for `principal`'s session; subscribe before reading the replay, so nothing falls
-    /// between the two.
-    public func subscribe(_ id: UUID, for principal: Principal) throws(Refusal) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription {
+    /// between the two. Throws ``InteractionError/streamLimit(_:)`` when the user already holds
+    /// ``streamsPerPrincipal`` streams here, ``InteractionError/sessionRevoked(_:)`` when the session was revoked.
+    public func subscribe(_ id: UUID, for principal: Principal)
+        throws(InteractionError) -> SubscriberHub<UUID, InteractionStreamEvent>.Subscription {
         let leases = self.leases
         let subscription = hub.subscribe(id, bufferLimit: bufferLimit) { streamID in
             leases.withLock { $0.remove(streamID) }
@@ -105,8 +99,8 @@ public final class InteractionEvents: Service {
             // termination handler already: release the lease here, or it would count against the user forever.
             if !hub.isSubscribed(subscription.id, to: id) { leases.withLock { $0.remove(subscription.id) } }
             return subscription
-        case .overLimit: throw .overLimit
-        case .revoked: throw .revoked
+        case .overLimit: throw .streamLimit(limit)
+        case .revoked: throw .sessionRevoked(session)
         }
     }
 
@@ -120,7 +114,7 @@ public final class InteractionEvents: Service {
     /// so a client fetches a fresh token and resumes where it was.
     public func endStreams(ofSession session: UUID) {
         for stream in leases.withLock({ $0.revoke(session) }) {
-            hub.publish(.credentialsEnded("session_revoked"), to: stream.interaction, subscriber: stream.id)
+            hub.publish(.reconnect(.sessionRevoked), to: stream.interaction, subscriber: stream.id)
         }
     }
 
@@ -204,7 +198,7 @@ public final class InteractionEvents: Service {
     /// Shutdown: tells every subscriber to reconnect (a final `reconnect` event — another replica will serve it),
     /// then ends every stream.
     public func finishAll() {
-        hub.publishToAll(InteractionStreamEvent(seq: nil, kind: "reconnect", data: #"{"reason":"shutdown"}"#, terminal: true))
+        hub.publishToAll(InteractionStreamEvent.reconnect(.shutdown))
         hub.finishAll()
     }
 

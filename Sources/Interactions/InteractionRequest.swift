@@ -1,31 +1,11 @@
-import Accounts
 import Foundation
 import HTTPServer
-import Postgres
 
-/// Shared parameter checks and the lifecycle guard of the interaction routes.
+/// Shared parameter reading of the interaction routes.
 enum InteractionRequest {
-    static let notFound = Problem.notFound("No such interaction.")
-
-    static func id(_ request: Request) throws -> UUID {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw notFound }
+    /// The `{id}` path parameter; a path id that is not a UUID names no interaction.
+    static func id(_ request: Request) throws(InteractionError) -> UUID {
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw .notFound(nil) }
         return id
-    }
-
-    /// Locks the interaction and checks that `action` is allowed in its state: 404 when the caller may not see
-    /// it, 409 when the lifecycle forbids the action.
-    static func open(_ id: UUID, for principal: Principal, action: InteractionState.Action, store: InteractionStore,
-                     on connection: PostgresConnection) async throws {
-        guard let locked = try await store.lock(id, for: principal, on: connection) else { throw notFound }
-        try allow(action, in: locked.state)
-    }
-
-    /// 409 when an interaction in `state` may not take `action`.
-    static func allow(_ action: InteractionState.Action, in state: InteractionState) throws {
-        guard state.after(action) != nil else {
-            throw Problem(status: 409, title: "Conflict",
-                          detail: "The interaction is \(state.rawValue); it cannot take this action.",
-                          extensions: ["state": state.rawValue])
-        }
     }
 }

@@ -76,7 +76,7 @@ public struct InteractionRoutes: Sendable {
         let id = try InteractionRequest.id(request)
         guard let interaction = try await pool.withConnection({ [store] connection in
             try await store.find(id, for: principal, on: connection)
-        }) else { throw InteractionRequest.notFound }
+        }) else { throw InteractionError.notFound(id) }
         return try .json(interaction)
     }
 
@@ -90,7 +90,7 @@ public struct InteractionRoutes: Sendable {
         let body = try request.decodeJSON(MessageBody.self)
         try Problem.requireLength(body.text, of: "text", in: 1 ... 4000)
         return try await writes.run(request, principal) { [store] connection in
-            try await InteractionRequest.open(id, for: principal, action: .message, store: store, on: connection)
+            try await store.lock(id, for: principal, allowing: .message, on: connection)
             return try .json(try await store.addMessage(body.text, from: principal, to: id, on: connection), status: 201)
         }
     }
@@ -101,13 +101,12 @@ public struct InteractionRoutes: Sendable {
         let after = try request.parsedQuery("cursor") { text in Int64(text).flatMap { $0 >= 0 ? $0 : nil } }
         let messages = try await pool.withConnection { [store] connection -> [InteractionMessage] in
             guard let position = try await store.logPosition(of: id, for: principal, on: connection) else {
-                throw InteractionRequest.notFound
+                throw InteractionError.notFound(id)
             }
             // A cursor past the log (kept from before ids were renumbered per interaction, or forged) would page
             // silently into nothing: refuse it, so the client reloads from the start.
             if let after, after > position.lastSeq {
-                throw Problem.badRequest("cursor is beyond this interaction's log (\(position.lastSeq)); load from the start.",
-                                         parameter: "cursor")
+                throw InteractionError.cursorBeyondLog(id, cursor: after, lastSeq: position.lastSeq)
             }
             return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
         }
@@ -123,7 +122,7 @@ public struct InteractionRoutes: Sendable {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(TypingBody.self)
         try await pool.withTransaction { [store] connection in
-            try await InteractionRequest.open(id, for: principal, action: .typing, store: store, on: connection)
+            try await store.lock(id, for: principal, allowing: .typing, on: connection)
             try await store.announceTyping(body.typing, by: principal, in: id, on: connection)
         }
         return try .json(["typing": body.typing], status: 202)
@@ -146,7 +145,7 @@ public struct InteractionRoutes: Sendable {
             throw Problem.badRequest("state must be requested, active or ended.", parameter: "state")
         }
         return try await writes.run(request, principal) { [store] connection in
-            try await InteractionRequest.open(id, for: principal, action: .media, store: store, on: connection)
+            try await store.lock(id, for: principal, allowing: .media, on: connection)
             let seq = try await store.setMedia(kind, state, from: principal, on: id, on: connection)
             return try .json(MediaChange(seq: seq, kind: kind, state: state), status: 201)
         }
@@ -155,7 +154,7 @@ public struct InteractionRoutes: Sendable {
     @Sendable func end(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         return try await writes.run(request, principal) { [store] connection in
-            try await InteractionRequest.open(id, for: principal, action: .end, store: store, on: connection)
+            try await store.lock(id, for: principal, allowing: .end, on: connection)
             return try .json(try await store.close(id, as: .ended, reason: nil, by: principal, on: connection))
         }
     }
@@ -170,7 +169,7 @@ public struct InteractionRoutes: Sendable {
         let body = try request.decodeJSON(FailBody.self)
         try Problem.requireLength(body.reason, of: "reason", in: 1 ... 500)
         return try await writes.run(request, principal) { [store] connection in
-            try await InteractionRequest.open(id, for: principal, action: .fail, store: store, on: connection)
+            try await store.lock(id, for: principal, allowing: .fail, on: connection)
             return try .json(try await store.close(id, as: .failed, reason: body.reason, by: principal, on: connection))
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where an interaction is in its life: `started`, then `ended` or `failed`, for good.
 public enum InteractionState: String, Sendable, Codable, CaseIterable {
     case started
@@ -26,5 +28,17 @@ public enum InteractionState: String, Sendable, Codable, CaseIterable {
         case .end: return .ended
         case .fail: return .failed
         }
+    }
+}
+
+extension InteractionState {
+    /// Whether the interaction is over (`ended` or `failed`): nothing follows its final `state` event.
+    public var isOver: Bool { !isOpen }
+
+    /// The state after `action` on interaction `id`; throws ``InteractionError/notAllowed(_:id:state:)`` when this
+    /// state forbids it.
+    public func allowing(_ action: Action, on id: UUID) throws(InteractionError) -> InteractionState {
+        guard let next = after(action) else { throw .notAllowed(action, id: id, state: self) }
+        return next
     }
 }

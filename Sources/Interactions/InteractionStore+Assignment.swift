@@ -1,6 +1,5 @@
 import Accounts
 import Foundation
-import HTTPServer
 import Postgres
 
 extension InteractionStore {
@@ -16,18 +15,20 @@ extension InteractionStore {
     /// assignee changed (nothing is written when it did not: a repeated claim or assignment is a no-op). Returns
     /// the interaction as `principal` sees it.
     ///
-    /// Throws 404 when `principal` may not see it, 409 when it is over, and for a claim 409
-    /// `/problems/already-assigned` when another agent holds it. Concurrent claims queue on the row lock, so
-    /// exactly one of them wins.
+    /// Throws ``InteractionError/notFound(_:)`` when `principal` may not see it,
+    /// ``InteractionError/notAllowed(_:id:state:)`` when it is over, and for a claim
+    /// ``InteractionError/alreadyAssigned(_:holder:)`` when another agent holds it. Concurrent claims queue on the row
+    /// lock, so exactly one of them wins.
     public func assign(_ id: UUID, _ request: AssignmentRequest, by principal: Principal,
                        on connection: PostgresConnection) async throws -> Interaction {
-        guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
-        try InteractionRequest.allow(.assign, in: locked.state)
+        let locked = try await lock(id, for: principal, allowing: .assign, on: connection)
         let assignee: String?
         switch request {
         case .claim:
-            guard let agent = principal.userID else { throw InteractionRequest.notFound }
-            if let holder = locked.assignedAgentID, holder != agent { throw InteractionStore.alreadyAssigned(to: holder) }
+            guard let agent = principal.userID else { throw InteractionError.notFound(id) }
+            if let holder = locked.assignedAgentID, holder != agent {
+                throw InteractionError.alreadyAssigned(id, holder: holder)
+            }
             assignee = agent
         case .assign(let agent):
             assignee = agent
@@ -38,13 +39,7 @@ extension InteractionStore {
                                               "by": principal.userID ?? "api"]
             try await append(.assignment, payload, to: id, on: connection)
         }
-        guard let interaction = try await find(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
+        guard let interaction = try await find(id, for: principal, on: connection) else { throw InteractionError.notFound(id) }
         return interaction
-    }
-
-    /// A claim of an interaction another agent holds.
-    static func alreadyAssigned(to holder: String) -> Problem {
-        Problem(status: 409, type: "/problems/already-assigned", title: "Already Assigned",
-                detail: "Another agent handles this interaction.", extensions: ["assigned_agent_id": holder])
     }
 }

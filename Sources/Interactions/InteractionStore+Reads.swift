@@ -1,6 +1,5 @@
 import Accounts
 import Foundation
-import HTTPServer
 import Postgres
 
 extension InteractionStore {
@@ -20,17 +19,21 @@ extension InteractionStore {
     /// one reader appear in the log in increasing order, and only when the position advanced. On an interaction that
     /// is over, the position is recorded but no event is written: its log ends with the final `state` event.
     ///
-    /// Throws 404 when `principal` may not see the interaction, 400 `/problems/unknown-event-id` when `eventID` is
-    /// beyond its log.
+    /// Throws ``InteractionError/notFound(_:)`` when `principal` may not see the interaction (or is not a session),
+    /// ``InteractionError/readBeyondLog(_:eventID:lastSeq:)`` when `eventID` is beyond its log.
     public func markRead(through eventID: Int64, by principal: Principal, in id: UUID,
                          on connection: PostgresConnection) async throws -> ReadPosition {
-        guard let role = principal.role, let reader = principal.userID else { throw InteractionRequest.notFound }
+        guard let role = principal.role, let reader = principal.userID else { throw InteractionError.notFound(id) }
         // A position already at or past `eventID` stays as it is: answer without queueing on the row lock (apps mark
         // read whenever they show a conversation). The log's last id only grows, so the check holds.
-        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionRequest.notFound }
+        guard let standing = try await standing(of: principal, in: id, on: connection) else {
+            throw InteractionError.notFound(id)
+        }
         if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
-        guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
-        guard eventID <= locked.lastSeq else { throw InteractionStreamRoute.unknownEventID(locked.lastSeq, parameter: "event_id") }
+        guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionError.notFound(id) }
+        guard eventID <= locked.lastSeq else {
+            throw InteractionError.readBeyondLog(id, eventID: eventID, lastSeq: locked.lastSeq)
+        }
         if eventID > 0 {
             let advanced = try await connection.query("""
                 INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through)
@@ -50,7 +53,9 @@ extension InteractionStore {
 
     /// The read position of the session `principal` in `id`, with the other side's messages after it.
     public func position(of principal: Principal, in id: UUID, on connection: PostgresConnection) async throws -> ReadPosition {
-        guard let standing = try await standing(of: principal, in: id, on: connection) else { throw InteractionRequest.notFound }
+        guard let standing = try await standing(of: principal, in: id, on: connection) else {
+            throw InteractionError.notFound(id)
+        }
         return standing.position
     }
 
@@ -60,7 +65,8 @@ extension InteractionStore {
         let rows = try await connection.query("""
             SELECT i.last_seq, position.read_through,
                    (SELECT count(*) FROM interaction_events e
-                    WHERE e.interaction_id = i.id AND e.kind = 'message' AND e.payload->>'sender_role' <> $4::text
+                    WHERE e.interaction_id = i.id AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
+                      AND e.payload->>'sender_role' <> $4::text
                       AND e.seq > position.read_through) AS unread_count
             FROM interactions i,
                  LATERAL (SELECT \(InteractionStore.readThrough(of: "i.id", side: "$4::text", reader: "$5::text")) AS read_through) position

@@ -21,7 +21,8 @@ public struct InteractionStore: Sendable {
                       0::bigint AS unread_count, 0::bigint AS read_by_other_through
             """, [principal.tenantID, principal.userID ?? "", subject])
         let interaction = try InteractionStore.interaction(rows[0])
-        try await append(.state, ["state": "started"], to: UUID(uuidString: interaction.id)!, on: connection)
+        try await append(.state, ["state": InteractionState.started.rawValue], to: UUID(uuidString: interaction.id)!,
+                         on: connection)
         return interaction
     }
 
@@ -77,6 +78,17 @@ public struct InteractionStore: Sendable {
                       assignedAgentID: try row.decode("assigned_agent_id"), lastSeq: try row.decode("last_seq"))
     }
 
+    /// Locks the interaction as ``lock(_:for:on:)`` does, for a writer about to do `action`: throws
+    /// ``InteractionError/notFound(_:)`` when `principal` may not see it and ``InteractionError/notAllowed(_:id:state:)``
+    /// when its state forbids `action` (the lock then still holds until the transaction ends).
+    @discardableResult
+    public func lock(_ id: UUID, for principal: Principal, allowing action: InteractionState.Action,
+                     on connection: PostgresConnection) async throws -> Locked {
+        guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionError.notFound(id) }
+        _ = try locked.state.allowing(action, on: id)
+        return locked
+    }
+
     /// Where the log of `id` stands, if `principal` may see the interaction: its last `seq` and whether it is over.
     public func logPosition(of id: UUID, for principal: Principal,
                             on connection: PostgresConnection) async throws -> (lastSeq: Int64, isOver: Bool)? {
@@ -105,7 +117,7 @@ public struct InteractionStore: Sendable {
     }
 
     static let logPositionsStatement = PreparedStatement("""
-        SELECT w.n, i.last_seq, i.state <> 'started' AS over
+        SELECT w.n, i.last_seq, \(InteractionState.isOverSQL("i.state")) AS over
         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) WITH ORDINALITY AS w (id, tenant_id, customer_id, n)
         JOIN interactions i ON i.id = w.id AND i.tenant_id = w.tenant_id
                            AND (w.customer_id IS NULL OR i.customer_id = w.customer_id)
@@ -169,7 +181,7 @@ public struct InteractionStore: Sendable {
             """, [id, state.rawValue, reason])
         let payload: [String: String?] = ["state": state.rawValue, "failure_reason": reason]
         try await append(.state, payload, to: id, on: connection)
-        guard let interaction = try await find(id, for: principal, on: connection) else { throw InteractionRequest.notFound }
+        guard let interaction = try await find(id, for: principal, on: connection) else { throw InteractionError.notFound(id) }
         return interaction
     }
 
@@ -197,7 +209,8 @@ public struct InteractionStore: Sendable {
         let rows = try await connection.query("""
             SELECT seq, payload->>'id' AS id, payload->>'sender_id' AS sender_id, payload->>'sender_role' AS sender_role,
                    payload->>'text' AS text, created_at
-            FROM interaction_events WHERE interaction_id = $1::uuid AND kind = 'message' AND seq > coalesce($2::bigint, 0)
+            FROM interaction_events
+            WHERE interaction_id = $1::uuid AND kind = '\(Kind.message.rawValue)' AND seq > coalesce($2::bigint, 0)
             ORDER BY seq LIMIT $3
             """, [id, after, limit])
         return try rows.map { row in
@@ -206,9 +219,6 @@ public struct InteractionStore: Sendable {
                                createdAt: try row.decode("created_at"))
         }
     }
-
-    /// Kinds of logged events (the webhooks map them to their own types: keep the names).
-    public enum Kind: String, Sendable { case state, message, media, read, assignment }
 
     @discardableResult
     func append(_ kind: Kind, _ payload: [String: String?], to id: UUID,
@@ -262,7 +272,7 @@ public struct InteractionStore: Sendable {
         """
         i.id, i.customer_id, i.subject, i.state, i.failure_reason, i.created_at, i.ended_at, i.assigned_agent_id,
         (SELECT count(*) FROM interaction_events e
-         WHERE e.interaction_id = i.id AND e.kind = 'message' AND e.payload->>'sender_role' <> \(side)
+         WHERE e.interaction_id = i.id AND e.kind = '\(Kind.message.rawValue)' AND e.payload->>'sender_role' <> \(side)
            AND e.seq > \(readThrough(of: "i.id", side: side, reader: reader))) AS unread_count,
         coalesce((SELECT max(r.read_through) FROM interaction_reads r
                   WHERE r.interaction_id = i.id AND r.reader_role <> \(side)), 0) AS read_by_other_through

@@ -30,28 +30,21 @@ struct InteractionStreamRoute: Sendable {
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let lastEventID = try InteractionStreamRoute.lastEventID(request)
-        guard let position = try await starts.position(of: id, for: principal) else { throw InteractionRequest.notFound }
+        guard let position = try await starts.position(of: id, for: principal) else { throw InteractionError.notFound(id) }
         if let lastEventID {
             // Nothing can ever follow the final event: 204 makes an EventSource stop reconnecting.
             if position.isOver && lastEventID >= position.lastSeq { return .empty(status: 204) }
-            guard lastEventID <= position.lastSeq else { throw InteractionStreamRoute.unknownEventID(position.lastSeq) }
+            guard lastEventID <= position.lastSeq else {
+                throw InteractionError.resumeBeyondLog(id, lastEventID: lastEventID, lastSeq: position.lastSeq)
+            }
         }
 
-        let subscription: SubscriberHub<UUID, InteractionStreamEvent>.Subscription
-        do {
-            subscription = try events.subscribe(id, for: principal)
-        } catch .overLimit {
-            throw Problem(status: 429, title: "Too Many Requests",
-                          detail: "This user already follows \(events.streamsPerPrincipal) event streams here; close one first.",
-                          headers: ["Retry-After": "5"])
-        } catch .revoked {
-            throw AuthError.revoked
-        }
+        let subscription = try events.subscribe(id, for: principal)
         let replay: [InteractionStreamEvent]
         if let lastEventID {
             replay = try await starts.events(of: id, after: lastEventID)
         } else {
-            guard let snapshot = try await starts.snapshot(of: id) else { throw InteractionRequest.notFound }
+            guard let snapshot = try await starts.snapshot(of: id) else { throw InteractionError.notFound(id) }
             replay = [snapshot]
         }
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
@@ -102,16 +95,6 @@ struct InteractionStreamRoute: Sendable {
             if event.terminal { return true }
         }
         return false
-    }
-
-    /// A `Last-Event-ID` (or, with `parameter`, another event id) this interaction's log never reached (another
-    /// interaction's, or one from before a restore); `last_event_id` gives the log's last id.
-    static func unknownEventID(_ lastSeq: Int64, parameter: String = "last_event_id") -> Problem {
-        let detail = parameter == "last_event_id"
-            ? "Last-Event-ID is beyond this interaction's last event (\(lastSeq)); reconnect without it."
-            : "\(parameter) is beyond this interaction's last event (\(lastSeq))."
-        return Problem(status: 400, type: "/problems/unknown-event-id", title: "Unknown Event ID", detail: detail,
-                       extensions: ["parameter": parameter, "last_event_id": String(lastSeq)])
     }
 
     static func lastEventID(_ request: Request) throws -> Int64? {

@@ -46,7 +46,7 @@ struct NoticeBatch: Equatable {
         let data: [String: Any] = ["typing": isTyping, "sender_role": role, "sender_id": user, "expires_in": 5]
         let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]))
             .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        return InteractionStreamEvent(seq: nil, kind: "typing", data: json, terminal: false)
+        return InteractionStreamEvent(seq: nil, kind: .typing, data: json, terminal: false)
     }
 
     /// `steps` applied to `stored` (the interaction's events read from the log, in `seq` order): the events to

@@ -50,11 +50,7 @@ public struct WebhookRoutes: Sendable {
         let body = try request.decodeJSON(CreateBody.self)
         let url = try checkedURL(body.url)
         let events = try WebhookRoutes.events(body.events)
-        guard let endpoint = try await store.create(tenantID: principal.tenantID, url: url, events: events,
-                                                    secret: .generate()) else {
-            throw Problem(status: 409, title: "Conflict",
-                          detail: "A tenant may have at most \(WebhookStore.endpointLimit) webhook endpoints.")
-        }
+        let endpoint = try await store.create(tenantID: principal.tenantID, url: url, events: events, secret: .generate())
         return try .json(endpoint, status: 201)
     }
 
@@ -75,8 +71,9 @@ public struct WebhookRoutes: Sendable {
     }
 
     @Sendable func show(_ request: Request, _ principal: Principal) async throws -> Response {
-        guard let endpoint = try await store.endpoint(try WebhookRoutes.id(request), tenantID: principal.tenantID) else {
-            throw WebhookRoutes.notFound
+        let id = try WebhookRoutes.id(request)
+        guard let endpoint = try await store.endpoint(id, tenantID: principal.tenantID) else {
+            throw WebhookError.noSuchEndpoint(id)
         }
         return try .json(endpoint)
     }
@@ -90,21 +87,21 @@ public struct WebhookRoutes: Sendable {
         let url = try body.url.map(checkedURL)
         let events = try body.events.map(WebhookRoutes.events)
         guard let endpoint = try await store.update(id, tenantID: principal.tenantID, url: url, events: events,
-                                                    disabled: body.disabled) else { throw WebhookRoutes.notFound }
+                                                    disabled: body.disabled) else { throw WebhookError.noSuchEndpoint(id) }
         return try .json(endpoint)
     }
 
     @Sendable func delete(_ request: Request, _ principal: Principal) async throws -> Response {
-        guard try await store.delete(try WebhookRoutes.id(request), tenantID: principal.tenantID) else {
-            throw WebhookRoutes.notFound
-        }
+        let id = try WebhookRoutes.id(request)
+        guard try await store.delete(id, tenantID: principal.tenantID) else { throw WebhookError.noSuchEndpoint(id) }
         return .empty()
     }
 
     @Sendable func rotate(_ request: Request, _ principal: Principal) async throws -> Response {
-        guard let endpoint = try await store.rotate(try WebhookRoutes.id(request), tenantID: principal.tenantID,
-                                                    to: .generate(), overlap: settings.secretOverlap) else {
-            throw WebhookRoutes.notFound
+        let id = try WebhookRoutes.id(request)
+        guard let endpoint = try await store.rotate(id, tenantID: principal.tenantID, to: .generate(),
+                                                    overlap: settings.secretOverlap) else {
+            throw WebhookError.noSuchEndpoint(id)
         }
         return try .json(endpoint)
     }
@@ -114,7 +111,7 @@ public struct WebhookRoutes: Sendable {
         let limit = try request.integerQuery("limit", default: 20, in: 1 ... 100)
         let cursor = try request.parsedQuery("cursor") { KeysetCursor(encoded: $0) }
         guard let rows = try await store.attempts(of: id, tenantID: principal.tenantID, limit: limit + 1, after: cursor) else {
-            throw WebhookRoutes.notFound
+            throw WebhookError.noSuchEndpoint(id)
         }
         return try .json(PageBody(overfetched: rows, limit: limit, item: \.0, cursor: \.1.encoded))
     }
@@ -125,20 +122,13 @@ public struct WebhookRoutes: Sendable {
         let webhookID = request.parameter("webhook_id")
         guard let id = WebhookID.message(webhookID),
               let due = try await store.redeliver(id, tenantID: principal.tenantID) else {
-            throw Problem.notFound("No such webhook message.")
+            throw WebhookError.noSuchMessage(webhookID)
         }
         return try .json(Redelivery(webhook_id: webhookID, status: "pending", next_attempt_at: due), status: 202)
     }
 
-    private func checkedURL(_ url: String) throws -> String {
-        do throws(WebhookTargetError) {
-            return try WebhookTarget(url, allowPrivate: settings.allowPrivateTargets).url
-        } catch .invalidURL(let why) {
-            throw Problem.badRequest(why, parameter: "url")
-        } catch {
-            throw Problem.badRequest("\(error.description): webhooks reach only public addresses. For local development, "
-                                     + "start the server with WEBHOOK_ALLOW_PRIVATE_TARGETS=1.", parameter: "url")
-        }
+    private func checkedURL(_ url: String) throws(WebhookTargetError) -> String {
+        try WebhookTarget(url, allowPrivate: settings.allowPrivateTargets).url
     }
 
     static func events(_ names: [String]) throws -> [WebhookEventType] {
@@ -154,10 +144,9 @@ public struct WebhookRoutes: Sendable {
         return events
     }
 
-    static func id(_ request: Request) throws -> UUID {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw notFound }
+    /// The `{id}` path parameter; a path id that is not a UUID names no endpoint.
+    static func id(_ request: Request) throws(WebhookError) -> UUID {
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw .noSuchEndpoint(nil) }
         return id
     }
-
-    static let notFound = Problem.notFound("No such webhook endpoint.")
 }

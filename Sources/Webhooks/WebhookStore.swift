@@ -20,8 +20,9 @@ public struct WebhookStore: Sendable {
         (extract(epoch FROM created_at) * 1000000)::bigint AS created_micros
         """
 
-    /// Creates an endpoint; nil when the tenant already has ``endpointLimit`` of them.
-    func create(tenantID: UUID, url: String, events: [WebhookEventType], secret: WebhookSecret) async throws -> WebhookEndpoint? {
+    /// Creates an endpoint; throws ``WebhookError/endpointLimit(_:)`` when the tenant already has ``endpointLimit`` of
+    /// them.
+    func create(tenantID: UUID, url: String, events: [WebhookEventType], secret: WebhookSecret) async throws -> WebhookEndpoint {
         let rows = try await pool.withTransaction { connection in
             // Serialises creations of one tenant, so the limit holds under concurrent requests.
             _ = try await connection.query("SELECT 1 FROM tenants WHERE id = $1::uuid FOR UPDATE", [tenantID])
@@ -32,11 +33,10 @@ public struct WebhookStore: Sendable {
                 RETURNING \(WebhookStore.columns)
                 """, [tenantID, url, try WebhookStore.json(events.map(\.rawValue)), secret.text, WebhookStore.endpointLimit])
         }
-        return try rows.first.map { row in
-            var endpoint = try WebhookStore.endpoint(row)
-            endpoint.secret = secret.text
-            return endpoint
-        }
+        guard let row = rows.first else { throw WebhookError.endpointLimit(WebhookStore.endpointLimit) }
+        var endpoint = try WebhookStore.endpoint(row)
+        endpoint.secret = secret.text
+        return endpoint
     }
 
     /// A page of the tenant's endpoints, newest first, each with the cursor that continues after it.

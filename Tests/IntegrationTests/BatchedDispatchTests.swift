@@ -67,7 +67,7 @@ struct BatchedDispatchTests {
             events.finishAll()
             var received: [UUID: [InteractionStreamEvent]] = [:]
             for (id, subscription) in subscriptions {
-                for await event in subscription.stream where !event.kind.isEmpty && event.kind != "reconnect" {
+                for await event in subscription.stream where event.kind != .heartbeat && event.kind != .reconnect {
                     received[id, default: []].append(event)
                 }
             }

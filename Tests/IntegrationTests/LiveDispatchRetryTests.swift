@@ -41,7 +41,7 @@ struct LiveDispatchRetryTests {
         }
         await handling.value
         var received: [InteractionStreamEvent] = []
-        for await event in subscription.stream where !event.kind.isEmpty { received.append(event) }
+        for await event in subscription.stream where event.kind != .heartbeat { received.append(event) }
         #expect(received.map(\.seq) == [1])
         #expect(received.first?.terminal == true)
         #expect(failures.withLock { $0.count } == events.dispatchFailures)

@@ -96,7 +96,7 @@ struct StreamStartBatchTests {
         for id in snapshotIDs {
             if let row = stored[id] {
                 #expect(snapshots[id]?.seq == row.lastSeq && snapshots[id]?.terminal == row.over, "seed \(seed): \(id)")
-                #expect(snapshots[id]?.kind == "state")
+                #expect(snapshots[id]?.kind == .logged(.state))
                 #expect(snapshots[id]?.data.contains(#""snapshot": true"#) == true)
             } else {
                 #expect(snapshots[id] == nil, "seed \(seed): \(id)")

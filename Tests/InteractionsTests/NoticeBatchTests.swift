@@ -8,7 +8,7 @@ import TestSupport
 @Suite("Notice batches", .timeLimit(.minutes(5)))
 struct NoticeBatchTests {
     private static func stored(_ seq: Int64) -> InteractionStreamEvent {
-        InteractionStreamEvent(seq: seq, kind: "message", data: "{\"n\":\(seq)}", terminal: false)
+        InteractionStreamEvent(seq: seq, kind: .logged(.message), data: "{\"n\":\(seq)}", terminal: false)
     }
 
     @Test func typingKeepsItsPlaceBetweenTheStoredEventsItCameBetween() {
@@ -24,7 +24,7 @@ struct NoticeBatchTests {
         // The read covers a hole before the first notice (4) too: it goes out with the first step.
         let published = NoticeBatch.sequence(batch.steps[x] ?? [], stored: [4, 5, 6].map(Self.stored))
         #expect(published.map(\.seq) == [4, 5, nil, 6])
-        #expect(published[2].kind == "typing")
+        #expect(published[2].kind == .typing)
     }
 
     @Test func unreadableNoticesAreSkipped() {

@@ -14,15 +14,18 @@ struct StreamEventEncodingTests {
         for _ in 0 ..< 200 {
             let data = (0 ..< Int.random(in: 0 ... 8, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
             let seq = Bool.random(using: &random) ? Int64.random(in: 1 ... 1 << 40, using: &random) : nil
-            let kind = ["state", "message", "typing", "media", "reconnect"].randomElement(using: &random)!
+            let kinds = InteractionStore.Kind.allCases.map(InteractionStreamEvent.Kind.logged) + [.typing, .reconnect]
+            let kind = kinds.randomElement(using: &random)!
             let event = InteractionStreamEvent(seq: seq, kind: kind, data: data, terminal: Bool.random(using: &random))
-            #expect(event.encoded == ServerSentEvent(id: seq.map(String.init), event: kind, data: data).encoded())
+            #expect(event.encoded == ServerSentEvent(id: seq.map(String.init), event: kind.eventName, data: data).encoded())
         }
     }
 
     @Test func theHeartbeatIsAComment() {
         #expect(InteractionStreamEvent.heartbeat.encoded == Array(": heartbeat\n\n".utf8))
-        #expect(InteractionStreamEvent.credentialsEnded("expired").encoded
-            == Array("event: reconnect\ndata: {\"reason\":\"expired\"}\n\n".utf8))
+        #expect(InteractionStreamEvent.reconnect(.sessionExpired).encoded
+            == Array("event: reconnect\ndata: {\"reason\":\"session_expired\"}\n\n".utf8))
+        #expect(InteractionStreamEvent.reconnect(.shutdown).encoded
+            == Array("event: reconnect\ndata: {\"reason\":\"shutdown\"}\n\n".utf8))
     }
 }
