@@ -4,7 +4,7 @@ import HTTPServer
 import Testing
 
 /// The feeds domain's errors become exactly the 404s the API documents.
-@Suite("Feed problems")
+@Suite("Feed problems", .timeLimit(.minutes(5)))
 struct FeedProblemTests {
     @Test func anUnknownFeedIsA404NamingItsKey() {
         let problem = FeedError.noSuchFeed(FeedAddress(tenantID: UUID(), key: "news.en")).problem

@@ -5,7 +5,7 @@ import Testing
 
 /// `InteractionState.isOverSQL`, the SQL spelling of "the interaction is over", run by the database: it must agree
 /// with `InteractionState.isOver` on every state.
-@Suite("Interaction state in SQL")
+@Suite("Interaction state in SQL", .timeLimit(.minutes(10)))
 struct InteractionStateSQLTests {
     @Test func theDatabaseSaysOverExactlyWhenSwiftDoes() async throws {
         let database = try await MigratedDatabase.create(maxConnections: 1)

@@ -5,7 +5,7 @@ import Testing
 
 /// Each domain error of the interactions module becomes exactly the problem the API documents: status, type, title,
 /// detail, members and headers (the contract tests compare these byte for byte).
-@Suite("Interaction problems")
+@Suite("Interaction problems", .timeLimit(.minutes(5)))
 struct InteractionProblemTests {
     let id = UUID(uuidString: "6F1C2D3E-0000-4000-8000-000000000002")!
 

@@ -3,7 +3,7 @@ import Testing
 @testable import Interactions
 
 /// "Over" is said once in Swift (`isOver`) and once in SQL (`isOverSQL`), and the two agree.
-@Suite struct InteractionStateOverTests {
+@Suite(.timeLimit(.minutes(5))) struct InteractionStateOverTests {
     let id = UUID(uuidString: "6F1C2D3E-0000-4000-8000-000000000003")!
 
     @Test func onlyStartedIsOpen() {

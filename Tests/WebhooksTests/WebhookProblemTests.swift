@@ -4,7 +4,7 @@ import Testing
 @testable import Webhooks
 
 /// The webhooks domain's errors, and a refused target URL, become exactly the problems the API documents.
-@Suite("Webhook problems")
+@Suite("Webhook problems", .timeLimit(.minutes(5)))
 struct WebhookProblemTests {
     @Test func unknownEndpointsAndMessagesAre404s() {
         for error in [WebhookError.noSuchEndpoint(nil), .noSuchEndpoint(UUID())] {
