@@ -99,26 +99,25 @@ public final class WebhookDelivery: Service {
         let stream = state.withLock { $0.subscription.take() }
         let ready = ready
         guard (try? await cancelWhenGracefulShutdown { await ready() }) != nil, !Task.isCancelled else { return }
-        await withDiscardingTaskGroup { group in
-            let followers = Task { [self] in
-                await withDiscardingTaskGroup { followers in
-                    if let stream {
-                        followers.addTask { [self] in
-                            for await event in stream {
-                                if case .notification(let notice) = event, notice.channel != WebhookStore.channel { continue }
-                                wake(schedule { $0.messagesMayBeDue() })
-                            }
-                        }
+        await withDiscardingTaskGroup { followers in
+            // Notices and the hourly pruning follow the loop; they end once its attempts are over.
+            if let stream {
+                followers.addTask { [self] in
+                    for await event in stream {
+                        if case .notification(let notice) = event, notice.channel != WebhookStore.channel { continue }
+                        wake(schedule { $0.messagesMayBeDue() })
                     }
-                    followers.addTask { [self] in await pruneHourly() }
                 }
             }
-            try? await withGracefulShutdownHandler {
-                await claimLoop(group: &group)
-            } onGracefulShutdown: { [self] in
-                wake(schedule { $0.shutdownRequested() })
+            followers.addTask { [self] in await pruneHourly() }
+            await withDiscardingTaskGroup { attempts in
+                try? await withGracefulShutdownHandler {
+                    await claimLoop(group: &attempts)
+                } onGracefulShutdown: { [self] in
+                    wake(schedule { $0.shutdownRequested() })
+                }
             }
-            followers.cancel()
+            followers.cancelAll()
         }
     }
 
