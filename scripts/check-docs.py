@@ -16,7 +16,6 @@ DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public|open)\s+(?:(?
 REQUIREMENTS = re.compile(r"init\(from decoder|func encode\(to encoder|var description\b|var debugDescription\b|"
                           r"func hash\(into|static func ==|func makeIterator\(|mutating func next\(\)|"
                           r"let rawValue\b|var rawValue\b|init\(rawValue|var errorDescription\b|func makeAsyncIterator\(|"
-                          r"func respond\(to request: Request, next|func respondImmediately\(to request: Request, next|"
                           r"subscript\(position: Int\)|var startIndex\b|var endIndex\b|func index\(after")
 
 
