@@ -176,7 +176,7 @@ public final class HTTPServer: Sendable {
 
     private static func drain(_ core: ServerCore, handle: DaemonHandle, front: ConnectionFront?,
                               sweeper: Task<Void, Never>?, deadline: Duration) async {
-        core.draining.store(true, ordering: .relaxed)
+        core.draining.store(true, ordering: .sequentiallyConsistent)
         if let front { front.stop() } else { handle.stopAccepting() }
         core.listening.store(false, ordering: .releasing)
         sweeper?.cancel()
@@ -189,22 +189,17 @@ public final class HTTPServer: Sendable {
         core.refusing.store(true, ordering: .sequentiallyConsistent)
         let late = Problem.serviceUnavailable("The server is shutting down.").response()
         // Repeated: a request that passed the `refusing` check just before it was set may start after a snapshot,
-        // and libmicrohttpd aborts if it is stopped with a connection still suspended. Each round waits for the
-        // forced answers to land (the registries report when they empty), at most 50 ms before forcing again.
+        // and libmicrohttpd aborts if it is stopped with a connection still suspended. Each round waits for a change
+        // (a forced answer landing, a request registering or leaving the `starting` window): the generation is read
+        // before looking, so a change in between ends the wait at once.
         let last = ContinuousClock.now + .seconds(1)
         repeat {
+            let seen = core.drainChanges.generation
             for request in core.requests.snapshot() { request.forceRespond(late) }
             for stream in core.streams.snapshot() { stream.forceFinishStream() }
             let settled = core.starting.load(ordering: .sequentiallyConsistent) == 0
             if settled && core.requests.count == 0 && core.streams.count == 0 { break }
-            if !settled {
-                // A libmicrohttpd thread is inside its few-instruction `starting` window: let it leave.
-                await Task.yield()
-                continue
-            }
-            let round = min(last, .now + .milliseconds(50))
-            _ = await core.requests.waitUntilEmpty(until: round)
-            _ = await core.streams.waitUntilEmpty(until: round)
+            await core.drainChanges.wait(after: seen, until: last)
         } while ContinuousClock.now < last
         // Over before the daemon stops: the stop frees the bookkeeping a sweep reads.
         await sweeper?.value

@@ -11,11 +11,15 @@ final class InFlightRegistry: Sendable {
     /// Each guards its share of the live request contexts (by id modulo the shard count).
     private let shards: [Locked<[UInt64: ConnectionContext]>] = (0 ..< shardCount).map { _ in Locked([:]) }
 
-    /// Set once someone waits for the registry to empty (shutdown): only then does `remove` look at the count,
-    /// so serving pays nothing for it.
+    /// Set once someone waits for the registry to empty (shutdown): only then do `insert` and `remove` tell anyone,
+    /// so serving pays one load for it.
     private let watched = Atomic<Bool>(false)
     /// Guards the gate opened when the registry next becomes empty (nil while nobody waits for that).
     private let emptied = Locked<Gate?>(nil)
+    /// Told of every insertion and removal once the registry is watched.
+    private let changes: ChangeSignal
+
+    init(changes: ChangeSignal) { self.changes = changes }
 
     private func shard(_ id: UInt64) -> Locked<[UInt64: ConnectionContext]> {
         shards[Int(id % UInt64(InFlightRegistry.shardCount))]
@@ -23,13 +27,17 @@ final class InFlightRegistry: Sendable {
 
     func insert(_ context: ConnectionContext) {
         shard(context.id).withLock { $0[context.id] = context }
+        if watched.load(ordering: .sequentiallyConsistent) { changes.notify() }
     }
 
     func remove(_ id: UInt64) {
         let removed = shard(id).withLock { $0.removeValue(forKey: id) } != nil
         // Sequentially consistent with the store in `waitUntilEmpty`: either this sees the waiter, or the waiter's
         // count (taken after its store) sees this removal.
-        if removed && watched.load(ordering: .sequentiallyConsistent) { openIfEmpty() }
+        if removed && watched.load(ordering: .sequentiallyConsistent) {
+            openIfEmpty()
+            changes.notify()
+        }
     }
 
     /// Waits until no request is registered, or until `deadline`; returns whether the registry is empty.

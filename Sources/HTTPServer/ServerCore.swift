@@ -13,10 +13,12 @@ final class ServerCore: Sendable {
     /// The first try at a request without a body, on the libmicrohttpd thread (see `HTTPServer.init`).
     let fromMemory: (@Sendable (inout Request) -> Response?)?
     let monitor: DisconnectMonitor
+    /// Moves whenever, during shutdown, a request or stream comes or goes, or the `starting` window empties.
+    let drainChanges = ChangeSignal()
     /// Requests whose responder is running (their connection is suspended).
-    let requests = InFlightRegistry()
+    let requests: InFlightRegistry
     /// Responses whose body is still streaming.
-    let streams = InFlightRegistry()
+    let streams: InFlightRegistry
     private let nextID = Atomic<UInt64>(1)
     /// Set when shutdown begins: responses carry `Connection: close`.
     let draining = Atomic<Bool>(false)
@@ -46,6 +48,8 @@ final class ServerCore: Sendable {
         self.responder = responder
         self.fromMemory = fromMemory
         self.monitor = DisconnectMonitor(watchAfter: configuration.disconnectWatchAfter)
+        requests = InFlightRegistry(changes: drainChanges)
+        streams = InFlightRegistry(changes: drainChanges)
     }
 
     /// One of libmicrohttpd's own log lines: handed to the configured error log while the budget allows.
@@ -105,7 +109,12 @@ final class ServerCore: Sendable {
         // Only requests about to be suspended enter the `starting` window (answers known at once never suspend,
         // so that hot path pays no shared counter); inside it, `refusing` is checked again, in order with shutdown.
         starting.add(1, ordering: .sequentiallyConsistent)
-        defer { starting.subtract(1, ordering: .sequentiallyConsistent) }
+        defer {
+            if starting.subtract(1, ordering: .sequentiallyConsistent).newValue == 0,
+               draining.load(ordering: .sequentiallyConsistent) {
+                drainChanges.notify()
+            }
+        }
         if refusing.load(ordering: .sequentiallyConsistent) { return refuse(context) }
         return start(context)
     }
