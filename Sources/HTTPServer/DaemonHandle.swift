@@ -2,11 +2,12 @@ import Coordination
 import CMicroHTTPD
 import Foundation
 
-/// A running libmicrohttpd daemon.
+/// A running libmicrohttpd daemon. Not copyable: its one owner stops it by consuming it (``stop(by:)`` or
+/// ``stopUnused()``), so no daemon is stopped, or its bookkeeping released, twice.
 ///
 /// `@unchecked Sendable`: the pointers are only passed to calls that are safe from any thread (closing the listener,
-/// stopping), and the server makes each of them once.
-struct DaemonHandle: @unchecked Sendable {
+/// adding a connection, reading the watch's counts), and stopping happens once, by construction.
+struct DaemonHandle: ~Copyable, @unchecked Sendable {
     let pointer: OpaquePointer
     /// The shim's per-connection bookkeeping (head deadlines, log lines); internally locked, freed after the stop.
     let watch: OpaquePointer
@@ -66,7 +67,7 @@ struct DaemonHandle: @unchecked Sendable {
     var admitted: Int { Int(sb_connection_watch_admitted(watch)) }
 
     /// Stops a daemon that never served a connection, at once (a start that failed half-way).
-    func stopUnused() {
+    consuming func stopUnused() {
         MHD_stop_daemon(pointer)
         sb_connection_watch_free(watch)
         core.release()
@@ -76,9 +77,12 @@ struct DaemonHandle: @unchecked Sendable {
     /// off the cooperative pool). True once stopped; false when the stop has not returned by `deadline`: a daemon
     /// thread is stuck inside libmicrohttpd, so the stop is left to finish (or not) on its thread, and the daemon's
     /// bookkeeping is never freed, while the caller goes on — a shutdown must end whatever the daemon does.
-    func stop(by deadline: ContinuousClock.Instant) async -> Bool {
+    consuming func stop(by deadline: ContinuousClock.Instant) async -> Bool {
         let stopped = Gate()
-        let thread = Thread { [self] in
+        // The stop's thread owns the pointers from here on.
+        nonisolated(unsafe) let (pointer, watch) = (pointer, watch)
+        let core = core
+        let thread = Thread {
             MHD_stop_daemon(pointer)
             sb_connection_watch_free(watch)
             // No callback can come any more: the daemon's reference to the core goes.

@@ -14,14 +14,15 @@ public final class HTTPServer: Sendable {
 
     /// Where this server sends connections that ask for certain paths first (see ``ConnectionHandoff``).
     private let handoff: ConnectionHandoff?
-    /// The daemon that takes connections accepted elsewhere (a front's handoffs); nil before start and from the
-    /// moment shutdown begins, so that nothing is added to a daemon once its drain has started.
+    /// Guards the running daemon, its one owner: nil before start and from the moment shutdown begins (the drain
+    /// takes it, and stopping consumes it), so nothing is added to a daemon once its drain has started and no daemon
+    /// is stopped twice.
     private let intake = Locked<DaemonHandle?>(nil)
 
     private enum LifecycleState {
         case idle
         /// `port` is nil for a server without a listening socket of its own.
-        case running(DaemonHandle, port: Int?, front: ConnectionFront?, sweeper: Task<Void, Never>?)
+        case running(port: Int?, front: ConnectionFront?, sweeper: Task<Void, Never>?)
         /// The gate opens when the shutdown in progress is over.
         case stopping(Gate)
         case stopped
@@ -53,8 +54,9 @@ public final class HTTPServer: Sendable {
         _ = sb_raise_nofile_limit()
         let handle = try DaemonHandle.start(configuration, core: core,
                                             listening: configuration.listens && handoff == nil)
-        intake.withLock { $0 = handle }
         var port: Int? = configuration.listens ? Int(sb_mhd_bound_port(handle.pointer)) : nil
+        var started = Optional(handle)
+        intake.withLock { $0 = started.take() }
         var front: ConnectionFront?
         if let handoff {
             do {
@@ -63,22 +65,21 @@ public final class HTTPServer: Sendable {
                 }
                 port = front?.port
             } catch {
-                intake.withLock { $0 = nil }
-                handle.stopUnused()
+                intake.withLock { $0.take() }?.stopUnused()
                 throw error
             }
         }
         core.monitor.start(registry: core.requests, streams: core.streams)
         let sweeper = configuration.headTimeout.map { timeout in
-            Task { [core] in
+            Task { [core, intake] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(250))
-                    let cut = handle.cutSlowHeads(olderThan: timeout)
+                    let cut = intake.withLock { $0?.cutSlowHeads(olderThan: timeout) } ?? 0
                     if cut > 0 { core.slowHeadsCut.add(cut, ordering: .relaxed) }
                 }
             }
         }
-        state.withLock { $0 = .running(handle, port: port, front: front, sweeper: sweeper) }
+        state.withLock { $0 = .running(port: port, front: front, sweeper: sweeper) }
         core.listening.store(true, ordering: .releasing)
         return port ?? 0
     }
@@ -87,15 +88,15 @@ public final class HTTPServer: Sendable {
     func adopt(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Adoption {
         // Under the lock, so that shutdown, which empties `intake` first, never drains a daemon still being added to.
         intake.withLock { handle in
-            guard let handle else { return .notTaking }
-            return handle.adopt(fd, address, length) ? .taken : .refused
+            guard let adopted = handle?.adopt(fd, address, length) else { return .notTaking }
+            return adopted ? .taken : .refused
         }
     }
 
     /// The bound port, or nil when not running.
     public var port: Int? {
         state.withLock { state in
-            if case .running(_, let port, _, _) = state { return port }
+            if case .running(let port, _, _) = state { return port }
             return nil
         }
     }
@@ -117,10 +118,7 @@ public final class HTTPServer: Sendable {
 
     /// Connections its daemon holds now: admitted, and not yet closed (at most `connectionLimit`).
     public var connectionsHeld: Int {
-        state.withLock { state in
-            if case .running(let handle, _, _, _) = state { return handle.admitted }
-            return 0
-        }
+        intake.withLock { $0?.admitted } ?? 0
     }
 
     /// Connections accepted that are still waiting for their request head before being handed to a daemon (only
@@ -133,7 +131,7 @@ public final class HTTPServer: Sendable {
     /// The front of a server with a handoff, once started.
     private var front: ConnectionFront? {
         state.withLock { state in
-            if case .running(_, _, let front, _) = state { return front }
+            if case .running(_, let front, _) = state { return front }
             return nil
         }
     }
@@ -147,22 +145,22 @@ public final class HTTPServer: Sendable {
     /// Returns once the daemon is stopped, even when the calling task is cancelled (stopping libmicrohttpd with a
     /// connection still suspended would abort). A second call while one is in progress waits for it to finish.
     public func shutdown(deadline: Duration = .seconds(10)) async {
-        enum Step { case drain(DaemonHandle, ConnectionFront?, Task<Void, Never>?, Gate), wait(Gate), none }
+        enum Step { case drain(ConnectionFront?, Task<Void, Never>?, Gate), wait(Gate), none }
         let step = state.withLock { state -> Step in
             switch state {
-            case .running(let handle, _, let front, let sweeper):
+            case .running(_, let front, let sweeper):
                 let over = Gate()
                 state = .stopping(over)
-                return .drain(handle, front, sweeper, over)
+                return .drain(front, sweeper, over)
             case .stopping(let over): return .wait(over)
             case .idle, .stopped: return .none
             }
         }
         switch step {
-        case .drain(let handle, let front, let sweeper, let over):
-            intake.withLock { $0 = nil }
+        case .drain(let front, let sweeper, let over):
             // Unstructured, so that cancelling the caller cannot cut the drain short.
-            await Task { [core] in
+            await Task { [core, intake] in
+                guard let handle = intake.withLock({ $0.take() }) else { return }
                 await Self.drain(core, handle: handle, front: front, sweeper: sweeper, deadline: deadline)
             }.value
             state.withLock { $0 = .stopped }
@@ -174,7 +172,7 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private static func drain(_ core: ServerCore, handle: DaemonHandle, front: ConnectionFront?,
+    private static func drain(_ core: ServerCore, handle: consuming DaemonHandle, front: ConnectionFront?,
                               sweeper: Task<Void, Never>?, deadline: Duration) async {
         core.draining.store(true, ordering: .sequentiallyConsistent)
         if let front { front.stop() } else { handle.stopAccepting() }
