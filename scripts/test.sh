@@ -26,6 +26,12 @@ build_without_warnings() {
 }
 echo "== build" >&2
 build_without_warnings "$SWIFT" build --build-tests ${flags[@]+"${flags[@]}"}
+if [ -z "${SANITIZE:-}" ]; then
+    echo "== the release build (what make run and the image build)" >&2
+    # The same flags as scripts/run.sh and the Dockerfile: a target that builds only for the tests (importing the
+    # testing library, say) must not break them.
+    build_without_warnings "$SWIFT" build -c release --static-swift-stdlib
+fi
 echo "== the client's command-line example" >&2
 # The README's SwiftPM package that uses the SwitchboardClient product the way an app does.
 build_without_warnings "$SWIFT" build --package-path examples/client-cli
