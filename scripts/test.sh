@@ -12,13 +12,14 @@ if [ -n "${SANITIZE:-}" ]; then flags+=(--sanitize="$SANITIZE"); fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# Runs a build; it fails on an error and on any compiler warning.
+# Runs a build; it fails on an error and on any compiler warning. The one linker line let through is the toolchain's
+# own: its static Foundation uses `mktemp` (see scripts/run.sh), which the linker names in every static link.
 build_without_warnings() {
     if ! "$@" 2>&1 | tee "$log" >&2; then
         echo "build failed" >&2
         exit 1
     fi
-    if grep -E "warning:" "$log" | grep -v "^ld" >/dev/null; then
+    if grep -E "warning:" "$log" | grep -v "^ld" | grep -v "the use of \`mktemp' is dangerous" >/dev/null; then
         echo "build printed warnings; the project builds with none:" >&2
         grep -E "warning:" "$log" | sort -u >&2
         exit 1
