@@ -44,6 +44,10 @@ void *sb_curl_handle_new(void) {
     return curl_easy_init();
 }
 
+void sb_curl_handle_free(void *handle) {
+    if (handle) curl_easy_cleanup(handle);
+}
+
 void sb_curl_post(void *handle, const char *url, const char *resolve, const char *const *headers, size_t header_count,
                   const uint8_t *body, size_t body_length, long timeout_ms, sb_http_result *result) {
     memset(result, 0, sizeof(*result));

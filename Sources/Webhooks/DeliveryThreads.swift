@@ -5,8 +5,9 @@ import Foundation
 /// The threads that run blocking libcurl posts, each with a transfer handle of its own that it keeps, so deliveries
 /// to one endpoint reuse their connections (HTTP keep-alive, TLS sessions) instead of opening one per attempt.
 ///
-/// Threads start on demand, up to `limit`, and then live as long as the process; a job waits in the queue while all
-/// of them are busy (the worker never has more attempts in flight than its concurrency, so in practice none waits).
+/// Threads start on demand, up to `limit`, and live until ``stop()`` (the worker calls it once its attempts are
+/// over); a job waits in the queue while all of them are busy (the worker never has more attempts in flight than its
+/// concurrency, so in practice none waits).
 final class DeliveryThreads: Sendable {
     /// One post to run: the work, given the thread's handle.
     typealias Job = @Sendable (UnsafeMutableRawPointer?) -> Void
@@ -20,7 +21,8 @@ final class DeliveryThreads: Sendable {
     private let limit: Int
     /// Guards the jobs waiting for a thread and the count of threads (all, and idle ones).
     private let queue = Locked(Queue())
-    /// Counts the jobs queued and not yet taken: a thread waits on it, then takes one job.
+    /// Counts the jobs queued and not yet taken, and the threads told to end: a thread waits on it, then takes one
+    /// job, or ends when there is none.
     private let available = DispatchSemaphore(value: 0)
 
     /// A pool of at most `limit` threads.
@@ -44,13 +46,25 @@ final class DeliveryThreads: Sendable {
         thread.start()
     }
 
+    /// Ends every thread once the jobs queued before are done (their handles, and connections, are closed).
+    func stop() {
+        let threads = queue.withLock { $0.threads }
+        for _ in 0 ..< threads { available.signal() }
+    }
+
     private func serve() {
         let handle = sb_curl_handle_new()
         while true {
             available.wait()
-            let job = queue.withLock { $0.jobs.removeFirst() }
+            // A wake-up with no job is `stop()`'s.
+            guard let job = queue.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { break }
             job(handle)
             queue.withLock { $0.idle += 1 }
         }
+        sb_curl_handle_free(handle)
+        queue.withLock { $0.threads -= 1 }
     }
+
+    /// Threads alive now.
+    var threadCount: Int { queue.withLock { $0.threads } }
 }

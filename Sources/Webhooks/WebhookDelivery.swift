@@ -119,6 +119,7 @@ public final class WebhookDelivery: Service {
             }
             followers.cancelAll()
         }
+        threads.stop()
     }
 
     /// Carries out the scheduler's loop actions: claims (starting an attempt per message claimed), paces claims,

@@ -18,9 +18,11 @@ typedef struct sb_http_result {
 int sb_curl_global_init(void);
 
 /// A reusable transfer handle: it keeps the connections it opened (HTTP keep-alive) and its TLS sessions between
-/// posts. Use one per thread, for the thread's life (delivery threads never end); NULL when libcurl cannot be
-/// initialised.
+/// posts. Use one per thread; NULL when libcurl cannot be initialised.
 void *sb_curl_handle_new(void);
+
+/// Frees a handle from `sb_curl_handle_new` (NULL does nothing), closing its connections.
+void sb_curl_handle_free(void *handle);
 
 /// POSTs `body` to `url` with `headers` ("Name: value"), following no redirect, through no proxy, over http or https
 /// only, with TLS verification on, within `timeout_ms` (connection included). `resolve`, when not NULL, is a curl
