@@ -35,7 +35,7 @@ extension RequestCoordinator {
         }
     }
 
-    /// The slow path of ``value(for:deadline:load:)``: wait for the key's current load, starting one with `start`
+    /// The slow path of ``value(for:deadline:from:_:)``: wait for the key's current load, starting one with `start`
     /// if needed. `start` runs on the actor, must arrange for ``finish(_:with:)`` to be called with the load's id
     /// (at most once), and returns how to stop the load.
     @inlinable
@@ -70,22 +70,6 @@ extension RequestCoordinator {
         shared.withLock { $0.statistics.loadsStarted += 1 }
         publishLoadsInFlight()
         return loadID
-    }
-
-    /// Runs `load` in its own task, off the actor, then reports back.
-    @inlinable
-    nonisolated func run(
-        _ load: @escaping @Sendable (Key) async throws -> Value, for key: Key, as loadID: LoadID
-    ) -> Task<Void, Never> {
-        Task {
-            let result: Result<Value, any Error>
-            do {
-                result = .success(try await load(key))
-            } catch {
-                result = .failure(error)
-            }
-            await self.finish(loadID, with: result)
-        }
     }
 
     @inlinable

@@ -1,9 +1,9 @@
 /// Shares one load among concurrent callers asking for the same key, and caches what it loaded.
 ///
 /// For work many requests want at once: a feed that many phones open together costs one query, a cold token under
-/// a burst is looked up once. Callers of ``value(for:deadline:load:)`` for one key share a single run of `load`, in
-/// its own task, so different keys load in parallel; ``value(for:deadline:from:_:)`` instead hands a new load's key
-/// to a `BatchLoader`, whose batch reports back without a task per load. A successful value is cached per
+/// a burst is looked up once. Callers of ``value(for:deadline:from:_:)`` for one key share a single load, whose key
+/// goes to a `BatchLoader` (loads of different keys go together in batches, which report back without a task per
+/// load). A successful value is cached per
 /// ``CachePolicy`` until ``invalidate(_:)``, until its time to live passes, or until it is the least recently used
 /// entry of a full cache; errors are never cached. Each caller can leave alone (cancellation, deadline); the load is
 /// cancelled when its last caller leaves.
@@ -24,7 +24,7 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         @usableFromInline var statistics = RequestCoordinatorStatistics()
     }
 
-    // `@usableFromInline` here and on the load state: ``cachedValue(for:)`` and ``value(for:deadline:load:)`` are
+    // `@usableFromInline` here and on the load state: ``cachedValue(for:)`` and ``value(for:deadline:from:_:)`` are
     // inlined into their callers, so that lookups and loads run specialised for the caller's key and value types
     // (a feed page or token is looked up on every request) rather than through generic metadata.
     @usableFromInline let policy: CachePolicy
@@ -92,29 +92,15 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
 // In an extension: a method of the actor's body is called through its vtable from other modules, while these are
 // called directly and, being inlinable, specialised for the caller's key and value types.
 extension RequestCoordinator {
-    /// The value for `key`: from the cache, by joining the load in flight for it, or by starting `load`.
-    ///
-    /// Only the caller that starts a load has its `load` run; joiners share that result, so every caller of one
-    /// key must pass an equivalent `load`. Throws what the load threw (to every caller that shared it),
-    /// `CancellationError` if this caller's task is cancelled, or
-    /// ``RequestCoordinatorError/deadlineExceeded(_:)`` once `deadline` has passed; leaving early never cancels
-    /// the load for the others.
-    @inlinable
-    public nonisolated func value(
-        for key: Key, deadline: Duration? = nil, load: @escaping @Sendable (Key) async throws -> Value
-    ) async throws -> Value {
-        if let cached = cachedValue(for: key) { return cached }
-        return try await joinOrStartLoad(for: key, deadline: deadline) { loadID in
-            let task = run(load, for: key, as: loadID)
-            return { task.cancel() }
-        }
-    }
-
-    /// The value for `key` as ``value(for:deadline:load:)`` gives it, loaded through `loader`: a new load asks
+    /// The value for `key`: from the cache, by joining the load in flight for it, or by starting one, which asks
     /// `loader` for the key and `transform`s its answer (nil when the batch had none), with no task of its own
-    /// waiting for the batch (``BatchLoader/enqueue(_:deliver:)``). The same sharing, caching, freshness,
-    /// cancellation and deadlines; when every caller leaves, the key is taken back from the loader if no batch
-    /// has it yet.
+    /// waiting for the batch (``BatchLoader/enqueue(_:deliver:)``).
+    ///
+    /// Callers of one key share one load, and every caller of a key must pass an equivalent `transform`. Throws what
+    /// the load threw (to every caller that shared it), `CancellationError` if this caller's task is cancelled, or
+    /// ``RequestCoordinatorError/deadlineExceeded(_:)`` once `deadline` has passed; leaving early never cancels the
+    /// load for the others, and when every caller leaves, the key is taken back from the loader if no batch has it
+    /// yet.
     @inlinable
     public nonisolated func value<Loaded: Sendable>(
         for key: Key, deadline: Duration? = nil, from loader: BatchLoader<Key, Loaded>,

@@ -1,4 +1,4 @@
-/// Why ``RequestCoordinator/value(for:deadline:load:)`` gave up on a caller by itself, rather than with the load's
+/// Why ``RequestCoordinator/value(for:deadline:from:_:)`` gave up on a caller by itself, rather than with the load's
 /// own error.
 ///
 /// Cancellation of the caller's task surfaces as `CancellationError`,
