@@ -14,9 +14,7 @@ final class InFlightRegistry: Sendable {
     /// Set once someone waits for the registry to empty (shutdown): only then do `insert` and `remove` tell anyone,
     /// so serving pays one load for it.
     private let watched = Atomic<Bool>(false)
-    /// Guards the gate opened when the registry next becomes empty (nil while nobody waits for that).
-    private let emptied = Locked<Gate?>(nil)
-    /// Told of every insertion and removal once the registry is watched.
+    /// Told of every insertion and removal once the registry is watched (what ``waitUntilEmpty(until:)`` waits on).
     private let changes: ChangeSignal
 
     init(changes: ChangeSignal) { self.changes = changes }
@@ -34,33 +32,20 @@ final class InFlightRegistry: Sendable {
         let removed = shard(id).withLock { $0.removeValue(forKey: id) } != nil
         // Sequentially consistent with the store in `waitUntilEmpty`: either this sees the waiter, or the waiter's
         // count (taken after its store) sees this removal.
-        if removed && watched.load(ordering: .sequentiallyConsistent) {
-            openIfEmpty()
-            changes.notify()
-        }
+        if removed && watched.load(ordering: .sequentiallyConsistent) { changes.notify() }
     }
 
-    /// Waits until no request is registered, or until `deadline`; returns whether the registry is empty.
+    /// Waits until no request is registered, or until `deadline` (or the calling task is cancelled); returns
+    /// whether the registry is empty.
     func waitUntilEmpty(until deadline: ContinuousClock.Instant) async -> Bool {
         watched.store(true, ordering: .sequentiallyConsistent)
-        let gate = emptied.withLock { gate -> Gate? in
-            if count == 0 { return nil }
-            let waiting = gate ?? Gate()
-            gate = waiting
-            return waiting
+        while true {
+            // Read before counting: a removal after the count moves it, and the wait ends at once.
+            let seen = changes.generation
+            if count == 0 { return true }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
+            await changes.wait(after: seen, until: deadline)
         }
-        guard let gate else { return true }
-        _ = await gate.wait(until: deadline)
-        return count == 0
-    }
-
-    private func openIfEmpty() {
-        let gate = emptied.withLock { gate -> Gate? in
-            guard gate != nil, count == 0 else { return nil }
-            defer { gate = nil }
-            return gate
-        }
-        gate?.open()
     }
 
     func context(id: UInt64) -> ConnectionContext? {
