@@ -25,11 +25,6 @@ final class ChangeSignal: Sendable {
 
     /// Returns once the generation differs from `seen`, or at `deadline`, or when the calling task is cancelled.
     func wait(after seen: UInt64, until deadline: ContinuousClock.Instant) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.state.wait(until: { $0.generation != seen }, in: \.waiters) }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            await group.next()
-            group.cancelAll()
-        }
+        await state.wait(until: { $0.generation != seen }, in: \.waiters, deadline: deadline)
     }
 }

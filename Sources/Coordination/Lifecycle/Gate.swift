@@ -32,13 +32,7 @@ public final class Gate: Sendable {
 
     /// Waits until the gate opens or `deadline` passes (or the task is cancelled); returns whether it is open.
     public func wait(until deadline: ContinuousClock.Instant) async -> Bool {
-        if isOpen { return true }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.wait() }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            await group.next()
-            group.cancelAll()
-        }
+        await state.wait(until: { $0.isOpen }, in: \.waiters, deadline: deadline)
         return isOpen
     }
 }

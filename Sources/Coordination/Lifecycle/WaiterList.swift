@@ -54,4 +54,16 @@ extension Locked {
             withLock { $0[keyPath: waiters].leave(id) }?.resume()
         }
     }
+
+    /// As ``wait(until:in:)``, and returns at `deadline` too.
+    public func wait(until isDone: @escaping @Sendable (Value) -> Bool,
+                     in waiters: any WritableKeyPath<Value, WaiterList> & Sendable,
+                     deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.wait(until: isDone, in: waiters) }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
 }
