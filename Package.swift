@@ -22,17 +22,19 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // libcurl for webhook deliveries (curl_easy_setopt is variadic: one C function sets every option).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
-        // OpenSSL's libcrypto for webhook signatures (SHA-256, HMAC-SHA256).
+        // OpenSSL's libcrypto: SHA-256, HMAC-SHA256 (webhook signatures), AES-256-GCM (opaque stream positions).
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
 
         // Pure Swift concurrency building blocks: locks, keyed request coordination, the service lifecycle. No I/O.
         .target(name: "Coordination", swiftSettings: strict),
+        // libcrypto's functions as Swift values: the one wrapper of CCrypto.
+        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "Webhooks", dependencies: ["CCurl", "CCrypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
+        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"], swiftSettings: strict),
+        .target(name: "Webhooks", dependencies: ["CCurl", "Crypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
         .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks"],
                 resources: [.embedInCode("openapi.yaml")], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
@@ -45,7 +47,8 @@ let package = Package(
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Interactions", "Coordination", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Interactions", "Coordination", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),

@@ -49,6 +49,11 @@ public struct Configuration: Sendable {
     public var metricsToken: String?
     /// Most live event streams one user (tenant, role, user id) may hold in one process (`STREAMS_PER_PRINCIPAL`).
     public var streamsPerPrincipal: Int
+    /// Most inbox streams one agent may hold in one process, apart from the above (`INBOX_STREAMS_PER_PRINCIPAL`).
+    public var inboxStreamsPerPrincipal: Int
+    /// The 32-byte key inbox positions are sealed with (`INBOX_POSITION_KEY`, 64 hex digits, the same on every
+    /// replica); unset, the replicas share one kept in the database.
+    public var inboxPositionKey: [UInt8]?
     /// Webhook delivery: `WEBHOOK_RETRY_SCHEDULE` (comma-separated seconds between attempts), `WEBHOOK_TIMEOUT_SECONDS`
     /// (per attempt), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (1 lets private and loopback targets through: the local-development setting),
     /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
@@ -63,7 +68,8 @@ public struct Configuration: Sendable {
                 poolSize: Int = 10, poolTimeout: Duration = .seconds(5), logLevel: LogLevel = .info,
                 logBufferBytes: Int = 4 << 20, shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
-                testRoutes: Bool = false, streamsPerPrincipal: Int = 20, metricsToken: String? = nil,
+                testRoutes: Bool = false, streamsPerPrincipal: Int = 20, inboxStreamsPerPrincipal: Int = 5,
+                inboxPositionKey: [UInt8]? = nil, metricsToken: String? = nil,
                 statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
                 webhooks: WebhookSettings = WebhookSettings()) {
         self.server = server
@@ -82,6 +88,8 @@ public struct Configuration: Sendable {
         self.reconnectDelay = reconnectDelay
         self.testRoutes = testRoutes
         self.streamsPerPrincipal = streamsPerPrincipal
+        self.inboxStreamsPerPrincipal = inboxStreamsPerPrincipal
+        self.inboxPositionKey = inboxPositionKey
         self.metricsToken = metricsToken
         self.statementDeadline = statementDeadline
         self.listenerLiveness = listenerLiveness
@@ -138,6 +146,8 @@ public struct Configuration: Sendable {
             reconnectDelay: .milliseconds(try reader.integer("SSE_RETRY_MS", default: 2000, in: 0 ... 600_000)),
             testRoutes: try reader.integer("SWITCHBOARD_TEST_ROUTES", default: 0, in: 0 ... 1) == 1,
             streamsPerPrincipal: try reader.integer("STREAMS_PER_PRINCIPAL", default: 20, in: 1 ... 100_000),
+            inboxStreamsPerPrincipal: try reader.integer("INBOX_STREAMS_PER_PRINCIPAL", default: 5, in: 1 ... 1000),
+            inboxPositionKey: try reader.key("INBOX_POSITION_KEY"),
             metricsToken: try reader.secret("METRICS_TOKEN"),
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
                                                                 in: 100 ... 3_600_000)),
@@ -220,6 +230,18 @@ struct EnvironmentReader {
             throw ConfigurationError(variable: name, problem: "must be at least 16 characters")
         }
         return text
+    }
+
+    /// 32 bytes as 64 hexadecimal digits.
+    func key(_ name: String) throws -> [UInt8]? {
+        guard let text = string(name), !text.isEmpty else { return nil }
+        let digits = Array(text.utf8)
+        guard digits.count == 64, let key = Optional(stride(from: 0, to: 64, by: 2).compactMap({
+            UInt8(String(decoding: digits[$0 ..< $0 + 2], as: UTF8.self), radix: 16)
+        })), key.count == 32 else {
+            throw ConfigurationError(variable: name, problem: "must be 64 hexadecimal digits (32 bytes)")
+        }
+        return key
     }
 
     func host(_ name: String) throws -> String? {

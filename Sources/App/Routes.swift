@@ -13,6 +13,7 @@ struct Services: Sendable {
     let guardian: AccessGuard
     let feeds: FeedService
     let interactionEvents: InteractionEvents
+    let inbox: InboxFeed
     let webhooks: WebhookDelivery
 
     init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, feeds: FeedService, logger: Logger,
@@ -28,6 +29,12 @@ struct Services: Sendable {
             onDispatchFailure: { error in
                 logger.warning("live event dispatch failed; retrying", ["error": String(describing: error)])
             })
+        inbox = InboxFeed(pool: pool, positionKey: configuration.inboxPositionKey,
+                          streamsPerPrincipal: configuration.inboxStreamsPerPrincipal, heartbeat: configuration.heartbeat,
+                          reconnectDelay: configuration.reconnectDelay, ready: migrated,
+                          onFailure: { error in
+                              logger.warning("inbox batch failed; retrying", ["error": String(describing: error)])
+                          })
         webhooks = WebhookDelivery(pool: deliveryPool, settings: configuration.webhooks,
                                    log: .init(info: { logger.info($0, $1) }, warning: { logger.warning($0, $1) }),
                                    notices: notices, ready: migrated)
@@ -37,7 +44,7 @@ struct Services: Sendable {
 /// Builds the service's router: middleware, operational endpoints and every module's routes.
 enum Routes {
     /// The paths whose connections the main server hands to the event-stream server.
-    static let eventStreamPaths = [PathPattern(InteractionRoutes.eventStreamTemplate)]
+    static let eventStreamPaths = [PathPattern(InteractionRoutes.eventStreamTemplate), PathPattern(InboxStreamRoute.template)]
 
     static func router(configuration: Configuration, logger: Logger, pool: PostgresPool, readiness: Readiness,
                        services: Services, metrics: Metrics, logDropped: @escaping @Sendable () -> Int,
@@ -62,6 +69,7 @@ enum Routes {
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
         InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents)
             .register(on: &router)
+        InboxStreamRoute(feed: services.inbox, guardian: services.guardian).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }

@@ -20,4 +20,7 @@ public enum InteractionError: Error, Sendable, Equatable {
     case streamLimit(Int)
     /// The session asking for a stream was revoked (its token may still sit in a cache for a few seconds).
     case sessionRevoked(UUID)
+    /// An inbox position this service did not give this tenant's streams (forged, altered, another tenant's, or from
+    /// another database); the client starts again without it.
+    case unknownInboxPosition
 }

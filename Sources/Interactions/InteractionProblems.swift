@@ -32,6 +32,10 @@ extension InteractionError: ProblemConvertible {
                            headers: ["Retry-After": "5"])
         case .sessionRevoked:
             return AuthError.revoked.problem
+        case .unknownInboxPosition:
+            return Problem(status: 400, type: "/problems/unknown-event-id", title: "Unknown Event ID",
+                           detail: "Last-Event-ID is not a position of this inbox; reconnect without it.",
+                           extensions: ["parameter": "last_event_id"])
         }
     }
 

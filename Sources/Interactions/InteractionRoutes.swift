@@ -38,6 +38,8 @@ public struct InteractionRoutes: Sendable {
         router.post("/v1/interactions/{id}/read", guardian.require(.session, read))
         router.post("/v1/interactions/{id}/claim", guardian.require(.agent, claim))
         router.post("/v1/interactions/{id}/assign", guardian.require([.agent, .apiKey], assign))
+        router.post("/v1/interactions/{id}/notes", guardian.require(.agent, postNote))
+        router.get("/v1/interactions/{id}/notes", guardian.require(.agent, listNotes))
         router.get(Self.eventStreamTemplate, guardian.require(.session, streams.stream))
     }
 

@@ -35,17 +35,27 @@ extension InteractionStore {
             throw InteractionError.readBeyondLog(id, eventID: eventID, lastSeq: locked.lastSeq)
         }
         if eventID > 0 {
+            // The other side's messages the position covers are counted once, here, so that unread counts are a
+            // subtraction (see `unreadCount(of:side:reader:)`).
             let advanced = try await connection.query("""
-                INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through)
-                VALUES ($1::uuid, $2, $3, $4::bigint)
+                INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through, messages_read)
+                VALUES ($1::uuid, $2::text, $3, $4::bigint,
+                        (SELECT count(*) FROM interaction_events e
+                         WHERE e.interaction_id = $1::uuid AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
+                           AND e.payload->>'sender_role' <> $2::text AND e.seq <= $4::bigint))
                 ON CONFLICT (interaction_id, reader_role, reader_id) DO UPDATE
-                    SET read_through = excluded.read_through, updated_at = now()
+                    SET read_through = excluded.read_through, messages_read = excluded.messages_read, updated_at = now()
                     WHERE interaction_reads.read_through < excluded.read_through
                 RETURNING read_through
                 """, [id, role.rawValue, reader, eventID])
-            if !advanced.isEmpty && locked.state.isOpen {
-                let event = ReadEvent(readerID: reader, readerRole: role.rawValue, readThrough: eventID)
-                try await append(.read, encoding: event, to: id, on: connection)
+            if !advanced.isEmpty {
+                if locked.state.isOpen {
+                    let event = ReadEvent(readerID: reader, readerRole: role.rawValue, readThrough: eventID)
+                    try await append(.read, encoding: event, to: id, on: connection)
+                } else {
+                    // No event after the final one; the reader's unread count changed all the same.
+                    try await touch(id, on: connection)
+                }
             }
         }
         return try await position(of: principal, in: id, on: connection)
@@ -64,10 +74,7 @@ extension InteractionStore {
                           on connection: PostgresConnection) async throws -> (lastSeq: Int64, position: ReadPosition)? {
         let rows = try await connection.query("""
             SELECT i.last_seq, position.read_through,
-                   (SELECT count(*) FROM interaction_events e
-                    WHERE e.interaction_id = i.id AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
-                      AND e.payload->>'sender_role' <> $4::text
-                      AND e.seq > position.read_through) AS unread_count
+                   \(InteractionStore.unreadCount(of: "i", side: "$4::text", reader: "$5::text")) AS unread_count
             FROM interactions i,
                  LATERAL (SELECT \(InteractionStore.readThrough(of: "i.id", side: "$4::text", reader: "$5::text")) AS read_through) position
             WHERE i.id = $1::uuid AND i.tenant_id = $2::uuid AND ($3::text IS NULL OR i.customer_id = $3)

@@ -50,12 +50,29 @@ public struct InteractionStore: Sendable {
         FOR UPDATE
         """)
 
-    /// Appends an event of kind `$2` with payload `$3` to interaction `$1`'s log under its next `seq`.
+    /// Appends an event of kind `$2` with payload `$3` to interaction `$1`'s log under its next `seq`, keeps the
+    /// interaction's message counters and inbox preview, and records the change for inbox streams.
     static let appendStatement = PreparedStatement("""
-        WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = $1::uuid RETURNING last_seq)
+        WITH next AS (
+            UPDATE interactions SET last_seq = last_seq + 1,
+                customer_messages = customer_messages + (\(isMessage) AND $3::jsonb->>'sender_role' = 'customer')::int,
+                agent_messages = agent_messages + (\(isMessage) AND $3::jsonb->>'sender_role' = 'agent')::int,
+                inbox_preview = CASE WHEN \(isMessage) THEN \(InboxMigrations.preview(
+                    id: "$3::jsonb->>'id'", kind: "'message'", text: "$3::jsonb->>'text'",
+                    role: "$3::jsonb->>'sender_role'", at: "now()")) ELSE inbox_preview END
+            WHERE id = $1::uuid RETURNING last_seq, tenant_id),
+        changed AS (INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT tenant_id, $1::uuid FROM next)
         INSERT INTO interaction_events (interaction_id, seq, kind, payload)
-        SELECT $1::uuid, last_seq, $2, $3::jsonb FROM next
+        SELECT $1::uuid, last_seq, $2::text, $3::jsonb FROM next
         RETURNING seq, created_at
+        """)
+    private static let isMessage = "$2::text = '\(Kind.message.rawValue)'"
+
+    /// Records a change of interaction `$1` that appends nothing to its log (a read position moving on an
+    /// interaction that is over), for inbox streams.
+    static let touchStatement = PreparedStatement("""
+        INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT tenant_id, id FROM interactions WHERE id = $1::uuid
+        RETURNING (SELECT last_seq FROM interactions WHERE id = $1::uuid) AS last_seq
         """)
 
     /// What a writer needs to know of an interaction it holds locked.
@@ -244,6 +261,13 @@ public struct InteractionStore: Sendable {
         return (seq, try rows[0].decode("created_at"))
     }
 
+    /// Records a change of `id` that logs no event (for inbox streams) and tells every replica.
+    func touch(_ id: UUID, on connection: PostgresConnection) async throws {
+        let rows = try await connection.query(InteractionStore.touchStatement, [id])
+        guard let lastSeq: Int64 = try rows.first?.decode("last_seq") else { return }
+        try await announce(.stored(id, seq: lastSeq), on: connection)
+    }
+
     /// Tells every replica's subscribers of `id` that `principal` started or stopped typing (not stored).
     func announceTyping(_ isTyping: Bool, by principal: Principal, in id: UUID, on connection: PostgresConnection) async throws {
         try await announce(.typing(id, isTyping: isTyping, role: principal.role?.rawValue ?? "-", user: principal.userID ?? ""),
@@ -251,7 +275,7 @@ public struct InteractionStore: Sendable {
     }
 
     /// Sends `notice` on the channel; delivered when the connection's transaction commits.
-    private func announce(_ notice: InteractionNotice, on connection: PostgresConnection) async throws {
+    func announce(_ notice: InteractionNotice, on connection: PostgresConnection) async throws {
         try await connection.notify(channel: InteractionStore.channel, payload: notice.payload)
     }
 
@@ -271,11 +295,19 @@ public struct InteractionStore: Sendable {
     static func view(side: String, reader: String) -> String {
         """
         i.id, i.customer_id, i.subject, i.state, i.failure_reason, i.created_at, i.ended_at, i.assigned_agent_id,
-        (SELECT count(*) FROM interaction_events e
-         WHERE e.interaction_id = i.id AND e.kind = '\(Kind.message.rawValue)' AND e.payload->>'sender_role' <> \(side)
-           AND e.seq > \(readThrough(of: "i.id", side: side, reader: reader))) AS unread_count,
+        \(unreadCount(of: "i", side: side, reader: reader)) AS unread_count,
         coalesce((SELECT max(r.read_through) FROM interaction_reads r
                   WHERE r.interaction_id = i.id AND r.reader_role <> \(side)), 0) AS read_by_other_through
+        """
+    }
+
+    /// The other side's messages after the read position of `reader` (null: the furthest of `side`) in interaction
+    /// row `row`, as SQL: the interaction's counter of them, less those the position covers (kept on the position).
+    static func unreadCount(of row: String, side: String, reader: String) -> String {
+        """
+        (CASE WHEN \(side) = 'agent' THEN \(row).customer_messages ELSE \(row).agent_messages END
+         - coalesce((SELECT max(r.messages_read) FROM interaction_reads r WHERE r.interaction_id = \(row).id
+                     AND r.reader_role = \(side) AND (\(reader) IS NULL OR r.reader_id = \(reader))), 0))
         """
     }
 

@@ -3,7 +3,10 @@ import Postgres
 /// The interactions schema: support sessions, their append-only event log, and idempotency records.
 public enum InteractionsMigrations {
     /// Migrations owned by this module (versions 300–399).
-    public static let all: [Migration] = [
+    public static let all: [Migration] = sessions + InboxMigrations.all
+
+    /// Interactions, their log, read positions and assignment.
+    static let sessions: [Migration] = [
         Migration(version: 300, name: "interactions", sql: """
             CREATE TABLE interactions (
                 id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -30,7 +30,8 @@ struct NoticeBatch: Equatable {
                 storedRange[id] = (range?.lowerBound ?? seq) ... max(range?.upperBound ?? seq, seq)
             case .typing(let id, let isTyping, let role, let user):
                 append(.ephemeral(Self.typingEvent(isTyping: isTyping, role: role, user: user)), to: id)
-            case nil:
+            case .note, nil:
+                // Notes reach agents through the inbox (and the note routes), never through interaction streams.
                 continue
             }
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// An endpoint's signing secret, `whsec_<base64 of 32 random bytes>` as Standard Webhooks spells it: the HMAC key is

@@ -76,6 +76,8 @@ struct NoticeBatchTests {
                     if let top = events.last?.seq { singleMarks[id] = max(singleMarks[id] ?? top, top) }
                 case .typing(let id, let isTyping, let role, let user):
                     oneByOne[id, default: []].append(NoticeBatch.typingEvent(isTyping: isTyping, role: role, user: user))
+                case .note:
+                    continue
                 }
             }
 

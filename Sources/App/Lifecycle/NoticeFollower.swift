@@ -33,6 +33,7 @@ struct NoticeFollower: Service {
     func run() async {
         guard let (interactionNotices, revocationNotices) = subscriptions.withLock({ $0.take() }) else { return }
         let interactions = services.interactionEvents
+        let inbox = services.inbox
         let accounts = services.accounts
         let tokens = services.tokens
         let logger = logger
@@ -43,8 +44,14 @@ struct NoticeFollower: Service {
                 await listener.stop()
             }
             group.addTask {
-                await Self.followInRuns(interactionNotices, channel: InteractionStore.channel,
-                                        apply: interactions.handle(notices:), afterReconnect: interactions.catchUp)
+                // The inbox reads a batch of whatever became visible: it needs no more of a notice than that it came.
+                await Self.followInRuns(interactionNotices, channel: InteractionStore.channel, apply: { notices in
+                    inbox.noticed()
+                    await interactions.handle(notices: notices)
+                }, afterReconnect: {
+                    inbox.noticed()
+                    await interactions.catchUp()
+                })
             }
             // A revoked session's streams end on every replica; after a reconnect, live streams' sessions are
             // checked in one query, for revocations whose notices were missed.
@@ -52,13 +59,16 @@ struct NoticeFollower: Service {
                 await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
                     guard let session = UUID(uuidString: payload) else { return }
                     interactions.endStreams(ofSession: session)
+                    inbox.endStreams(ofSession: session)
                     // The revoked token may sit in this replica's cache: drop it (the cache knows tokens, not
                     // sessions, so all of it), and REST calls with it are refused now rather than within 5 s.
                     await tokens.forgetAll()
                 }, afterReconnect: {
                     do {
-                        for session in try await accounts.endedSessions(among: interactions.sessionsWithStreams) {
+                        let live = Array(Set(interactions.sessionsWithStreams + inbox.sessionsWithStreams))
+                        for session in try await accounts.endedSessions(among: live) {
                             interactions.endStreams(ofSession: session)
+                            inbox.endStreams(ofSession: session)
                         }
                     } catch {
                         logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])

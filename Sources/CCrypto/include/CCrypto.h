@@ -12,4 +12,15 @@ int sb_sha256(const uint8_t *data, size_t length, uint8_t digest[32]);
 /// Returns 1 on success, 0 when libcrypto failed.
 int sb_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, size_t length, uint8_t mac[32]);
 
+/// AES-256-GCM: encrypts `length` bytes of `plain` into `sealed` (the same length) under `key` and the 12-byte
+/// `nonce` (never reuse one with the same key), authenticating `aad` too, and writes the 16-byte tag. Returns 1 on
+/// success, 0 when libcrypto failed.
+int sb_aes256gcm_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_length,
+                      const uint8_t *plain, size_t length, uint8_t *sealed, uint8_t tag[16]);
+
+/// AES-256-GCM: checks `tag` over `sealed` and `aad` and decrypts into `plain` (the same length). Returns 1 when the
+/// input is authentic, 0 otherwise (`plain` must then be ignored).
+int sb_aes256gcm_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_length,
+                      const uint8_t *sealed, size_t length, const uint8_t tag[16], uint8_t *plain);
+
 #endif

@@ -1,6 +1,6 @@
 import CCrypto
 
-/// SHA-256 (FIPS 180-4) from OpenSSL's libcrypto, for webhook signatures.
+/// SHA-256 (FIPS 180-4) from OpenSSL's libcrypto.
 public enum SHA256 {
     /// The 32-byte digest of `bytes`.
     public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {

@@ -1,0 +1,78 @@
+import Postgres
+
+/// What the agents' inbox needs of the schema: counters that make an interaction's summary one row read (no count of
+/// its messages per reader), the preview of its latest message, and the log of changes its streams follow.
+enum InboxMigrations {
+    static let all: [Migration] = [
+        // Unread counts from counters: each side's messages on the interaction, and on each read position the other
+        // side's messages it covers (counted once, when the position moves). `inbox_preview` is the latest message
+        // (or, later, agents' note) as agents see it in their inbox: never shown to customers.
+        //
+        // `interaction_changes` has a row per change of an interaction, written in the change's transaction: the
+        // writer's transaction id and a number from a sequence (no counter row that a tenant's writers would queue
+        // on). Inbox streams read the changes that became visible between two snapshots (see `InboxPosition`).
+        Migration(version: 304, name: "inbox", sql: """
+            ALTER TABLE interactions ADD COLUMN customer_messages bigint NOT NULL DEFAULT 0,
+                                     ADD COLUMN agent_messages bigint NOT NULL DEFAULT 0,
+                                     ADD COLUMN inbox_preview jsonb;
+            UPDATE interactions i SET customer_messages = m.customer, agent_messages = m.agent
+            FROM (SELECT interaction_id,
+                         count(*) FILTER (WHERE payload->>'sender_role' = 'customer') AS customer,
+                         count(*) FILTER (WHERE payload->>'sender_role' = 'agent') AS agent
+                  FROM interaction_events WHERE kind = 'message' GROUP BY interaction_id) m
+            WHERE m.interaction_id = i.id;
+            UPDATE interactions i SET inbox_preview = (
+                SELECT \(InboxMigrations.preview(id: "e.payload->>'id'", kind: "'message'", text: "e.payload->>'text'",
+                                                 role: "e.payload->>'sender_role'", at: "e.created_at"))
+                FROM interaction_events e WHERE e.interaction_id = i.id AND e.kind = 'message'
+                ORDER BY e.seq DESC LIMIT 1);
+            ALTER TABLE interaction_reads ADD COLUMN messages_read bigint NOT NULL DEFAULT 0;
+            UPDATE interaction_reads r SET messages_read = (
+                SELECT count(*) FROM interaction_events e
+                WHERE e.interaction_id = r.interaction_id AND e.kind = 'message'
+                  AND e.payload->>'sender_role' <> r.reader_role AND e.seq <= r.read_through);
+            CREATE SEQUENCE interaction_change_seq;
+            CREATE TABLE interaction_changes (
+                tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                interaction_id uuid NOT NULL,
+                xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                seq bigint NOT NULL DEFAULT nextval('interaction_change_seq'),
+                changed_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX interaction_changes_by_tenant ON interaction_changes (tenant_id, xid);
+            """),
+        // Agents' private notes: numbered within their interaction on a counter of their own, so that the log's
+        // event ids — the only ids customers see — stay dense (1, 2, 3…) whatever notes are written between them.
+        // `after_seq` is the log's last id when the note was written: where agents' streams place it.
+        Migration(version: 306, name: "notes", sql: """
+            ALTER TABLE interactions ADD COLUMN last_note_seq bigint NOT NULL DEFAULT 0;
+            CREATE TABLE interaction_notes (
+                interaction_id uuid NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
+                note_seq bigint NOT NULL,
+                id uuid NOT NULL DEFAULT gen_random_uuid(),
+                author_id text NOT NULL,
+                text text NOT NULL,
+                after_seq bigint NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (interaction_id, note_seq)
+            );
+            """),
+        // Keys the replicas share without being configured alike: made by the first that needs one.
+        Migration(version: 305, name: "service keys", sql: """
+            CREATE TABLE service_keys (
+                name text PRIMARY KEY,
+                key bytea NOT NULL CHECK (length(key) = 32),
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            """),
+    ]
+
+    /// The `inbox_preview` of a message or note, as SQL: its id, kind, text cut at 200 characters, sender's role,
+    /// and time in microseconds since 1970.
+    static func preview(id: String, kind: String, text: String, role: String, at: String) -> String {
+        """
+        jsonb_build_object('id', \(id), 'kind', \(kind), 'text', left(\(text), 200), 'sender_role', \(role),
+                           'created_micros', (extract(epoch FROM \(at)) * 1000000)::bigint)
+        """
+    }
+}

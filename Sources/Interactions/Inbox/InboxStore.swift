@@ -1,0 +1,99 @@
+import Foundation
+import Postgres
+
+/// The inbox's reads, each run by the dispatcher inside one read-only repeatable-read transaction, so that every
+/// read of one batch sees the same snapshot — the one the batch's positions name.
+struct InboxStore: Sendable {
+    /// Opens the batch's transaction on `connection` (inside `BEGIN`) and returns its snapshot.
+    func beginBatch(on connection: PostgresConnection) async throws -> XidSnapshot {
+        _ = try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        let rows = try await connection.query("SELECT pg_current_snapshot()::text AS snapshot")
+        let text: String = try rows[0].decode("snapshot")
+        guard let snapshot = XidSnapshot(text: text) else { throw PostgresError(.decoding, "unreadable snapshot \(text)", column: "snapshot") }
+        return snapshot
+    }
+
+    /// The key inbox positions are sealed with when none is configured: made once, from the system's random source,
+    /// by whichever replica asks first, and then the same for all.
+    func positionKey(on connection: PostgresConnection) async throws -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let fresh = (0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        // Two replicas making it at once: the one that waited on the other's insert does not see that row in the
+        // same statement, and asks again.
+        var rows = try await connection.query(InboxStore.positionKeyStatement, [Self.hex(fresh)])
+        if rows.isEmpty { rows = try await connection.query(InboxStore.positionKeyStatement, [Self.hex(fresh)]) }
+        guard let row = rows.first else { throw PostgresError(.decoding, "no inbox position key", column: "key") }
+        let hex: String = try row.decode("key")
+        var key: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index ..< next], radix: 16) else { break }
+            key.append(byte)
+            index = next
+        }
+        guard key.count == 32 else { throw PostgresError(.decoding, "the inbox position key is not 32 bytes", column: "key") }
+        return key
+    }
+
+    static let positionKeyStatement = """
+        WITH made AS (INSERT INTO service_keys (name, key) VALUES ('inbox_position', decode($1, 'hex'))
+                      ON CONFLICT (name) DO NOTHING RETURNING key)
+        SELECT encode(key, 'hex') AS key FROM made
+        UNION ALL SELECT encode(key, 'hex') FROM service_keys WHERE name = 'inbox_position'
+        LIMIT 1
+        """
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    /// A changed interaction, with the number of its latest change not covered (the order in which changes go out).
+    struct Change: Sendable {
+        let summary: InboxSummary
+        let seq: Int64
+    }
+
+    /// The interactions of `tenants` with a change `position` does not cover, visible now, as they stand now, in the
+    /// order of their latest such change.
+    func changes(of tenants: [UUID], since position: InboxPosition, on connection: PostgresConnection) async throws -> [Change] {
+        guard !tenants.isEmpty else { return [] }
+        let rows = try await connection.query(InboxStore.changesStatement, [
+            PostgresArray(tenants), String(position.lowestUncoveredXid),
+            PostgresArray(position.clauses.map(\.snapshot.text)), PostgresArray(position.clauses.map(\.through)),
+        ])
+        return try rows.map { Change(summary: try InboxSummary($0), seq: try $0.decode("change_seq")) }
+    }
+
+    /// Changes of tenants `$1` from transaction `$2` on, less those a clause (snapshot `$3[n]`, bound `$4[n]`) covers.
+    static let changesStatement = PreparedStatement("""
+        WITH changed AS (
+            SELECT c.interaction_id, max(c.seq) AS change_seq FROM interaction_changes c
+            WHERE c.tenant_id = ANY($1::uuid[]) AND c.xid >= $2::text::xid8
+              AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS p (snapshot, through)
+                              WHERE pg_visible_in_snapshot(c.xid, p.snapshot::pg_snapshot)
+                                AND (p.through IS NULL OR c.seq <= p.through))
+            GROUP BY c.interaction_id)
+        SELECT changed.change_seq, \(InboxSummary.columns)
+        FROM changed JOIN interactions i ON i.id = changed.interaction_id
+        ORDER BY changed.change_seq
+        """)
+
+    /// Interactions of `tenant` in `states` (assigned to `agent` when given; to nobody with `unassigned`), newest
+    /// first, `limit` after keyset (`created_at`, `id`) `after`.
+    func snapshot(of tenant: UUID, states: [InteractionState], agent: String?, unassigned: Bool, limit: Int,
+                  after: (createdAt: Date, id: UUID)?, on connection: PostgresConnection) async throws -> [InboxSummary] {
+        let rows = try await connection.query(InboxStore.snapshotStatement, [
+            tenant, PostgresArray(states.map(\.rawValue)), agent, unassigned, after?.createdAt, after?.id, limit,
+        ])
+        return try rows.map(InboxSummary.init)
+    }
+
+    static let snapshotStatement = PreparedStatement("""
+        SELECT \(InboxSummary.columns) FROM interactions i
+        WHERE i.tenant_id = $1::uuid AND i.state = ANY($2::text[])
+          AND ($3::text IS NULL OR i.assigned_agent_id = $3) AND (NOT $4::bool OR i.assigned_agent_id IS NULL)
+          AND ($5::timestamptz IS NULL OR (i.created_at, i.id) < ($5, $6::uuid))
+        ORDER BY i.created_at DESC, i.id DESC LIMIT $7
+        """)
+}

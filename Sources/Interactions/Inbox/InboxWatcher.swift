@@ -1,0 +1,102 @@
+import Coordination
+import Foundation
+import HTTPServer
+
+/// One inbox stream's side of the feed: the events waiting for its writer (coalesced per interaction), what its
+/// client shows, and how it ends. The dispatcher offers it every batch of its tenant's changes; the stream's body
+/// takes what waits whenever it is woken.
+final class InboxWatcher: Sendable {
+    let id: UInt64
+    let tenant: UUID
+    let agent: String
+    let filter: InboxFilter
+    /// Most interactions waiting before the stream is ended (its client resumes from its last id): far more than
+    /// any one screen shows, so only a client that stopped reading meets it.
+    static let waitingLimit = 20_000
+
+    private struct State {
+        var queue = InboxQueue<UUID>()
+        var view: InboxView
+        var heartbeatDue = false
+        /// The last event, once the stream must end (`reconnect`).
+        var ending: [UInt8]?
+    }
+
+    /// Guards what waits for the writer and the client's view.
+    private let state: Locked<State>
+    /// Wakes the writer; finished when the stream must end.
+    let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    init(id: UInt64, tenant: UUID, agent: String, filter: InboxFilter, view: InboxView) {
+        self.id = id
+        self.tenant = tenant
+        self.agent = agent
+        self.filter = filter
+        state = Locked(State(view: view))
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Offers a batch of the tenant's changes, in order; `position(index, isLast)` gives the id after change
+    /// `index` (the last one this stream takes of the batch covers the whole batch).
+    func offer(_ changes: [InboxStore.Change], position: (Int, Bool) -> String) {
+        let agent = self.agent, filter = self.filter
+        var overflow = false
+        state.withLock { state in
+            guard state.ending == nil else { return }
+            var taken: [(index: Int, inView: Bool)] = []
+            for (index, change) in changes.enumerated() {
+                let summary = change.summary
+                let matches = filter.includes(state: summary.state, assignee: summary.assignedAgentID, agent: agent)
+                switch state.view.decide(summary.id.lowercased, matches: matches) {
+                case .show: taken.append((index, true))
+                case .remove: taken.append((index, false))
+                case .skip: continue
+                }
+            }
+            for (number, (index, inView)) in taken.enumerated() {
+                let summary = changes[index].summary
+                let entry = InboxEntry(interaction: summary.interaction(for: agent), lastMessage: summary.lastMessage,
+                                       inView: inView)
+                state.queue.put(summary.id, InboxWatcher.event(entry, id: position(index, number == taken.count - 1)))
+            }
+            overflow = state.queue.count > InboxWatcher.waitingLimit
+        }
+        if overflow { end(reason: "lagging") } else { wake.yield() }
+    }
+
+    /// Asks for a keep-alive comment, if nothing else is written first.
+    func heartbeat() {
+        state.withLock { $0.heartbeatDue = true }
+        wake.yield()
+    }
+
+    /// Ends the stream after what waits, with a `reconnect` event saying why (the client resumes from its last id).
+    func end(reason: String) {
+        let ending = ServerSentEvent(event: "reconnect", data: #"{"reason":"\#(reason)"}"#).encoded()
+        state.withLock { state in if state.ending == nil { state.ending = ending } }
+        wake.yield()
+        wake.finish()
+    }
+
+    /// What waits, as bytes to write (nil: nothing), and whether the stream is over after it.
+    func take() -> (bytes: [UInt8]?, over: Bool) {
+        state.withLock { state in
+            var bytes: [UInt8] = []
+            for event in state.queue.takeAll() { bytes += event }
+            if let ending = state.ending {
+                bytes += ending
+            } else if bytes.isEmpty && state.heartbeatDue {
+                bytes = ServerSentEvent.comment("heartbeat")
+            }
+            state.heartbeatDue = false
+            return (bytes.isEmpty ? nil : bytes, state.ending != nil)
+        }
+    }
+
+    /// An `interaction` event with `id`.
+    static func event(_ entry: InboxEntry, id: String?) -> [UInt8] {
+        let data = (try? JSON.encode(entry)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return ServerSentEvent(id: id, event: "interaction", data: data).encoded()
+    }
+}
