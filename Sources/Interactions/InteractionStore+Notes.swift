@@ -32,23 +32,34 @@ extension InteractionStore {
                         on connection: PostgresConnection) async throws -> InteractionNote {
         guard principal.role == .agent, let author = principal.userID,
               try await lock(id, for: principal, on: connection) != nil else { throw InteractionError.notFound(id) }
-        let rows = try await connection.query(InteractionStore.noteStatement, [id, author, text, UUID().lowercased])
+        // Two statements, so that the note's change number comes after its interaction's (see `InboxPosition`).
+        let changed = try await connection.query(InteractionStore.noteChangeStatement, [id, UUID().lowercased, text])
+        let rows = try await connection.query(InteractionStore.noteStatement, [
+            id, changed[0].decode("tenant_id", as: UUID.self), author, text,
+            changed[0].decode("note_seq", as: Int64.self), changed[0].decode("last_seq", as: Int64.self),
+            changed[0].decode("note_id", as: String.self),
+        ])
         let note = try InteractionStore.note(rows[0])
         try await announce(.note(id, noteSeq: note.noteSeq), on: connection)
         return note
     }
 
-    /// Appends note `$4` (text `$3`, by `$2`) to interaction `$1` under its next note number; keeps the inbox preview
-    /// and records the change.
-    static let noteStatement = PreparedStatement("""
+    /// Takes the next note number of interaction `$1` for note `$2` (text `$3`), makes it the inbox preview, and
+    /// records the interaction's change.
+    static let noteChangeStatement = PreparedStatement("""
         WITH next AS (
             UPDATE interactions SET last_note_seq = last_note_seq + 1,
-                inbox_preview = \(InboxMigrations.preview(id: "$4::text", kind: "'note'", text: "$3::text",
+                inbox_preview = \(InboxMigrations.preview(id: "$2::text", kind: "'note'", text: "$3::text",
                                                           role: "'agent'", at: "now()"))
             WHERE id = $1::uuid RETURNING last_note_seq, last_seq, tenant_id),
         changed AS (INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT tenant_id, $1::uuid FROM next)
-        INSERT INTO interaction_notes (interaction_id, note_seq, id, author_id, text, after_seq)
-        SELECT $1::uuid, last_note_seq, $4::uuid, $2::text, $3::text, last_seq FROM next
+        SELECT tenant_id, last_note_seq AS note_seq, last_seq, $2::text AS note_id FROM next
+        """)
+
+    /// Stores the note: interaction `$1` of tenant `$2`, by `$3`, text `$4`, number `$5`, after event `$6`, id `$7`.
+    static let noteStatement = PreparedStatement("""
+        INSERT INTO interaction_notes (interaction_id, tenant_id, author_id, text, note_seq, after_seq, id)
+        VALUES ($1::uuid, $2::uuid, $3::text, $4::text, $5::bigint, $6::bigint, $7::uuid)
         RETURNING id, note_seq, author_id, text, after_seq, created_at
         """)
 

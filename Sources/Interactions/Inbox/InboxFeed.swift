@@ -277,7 +277,7 @@ public final class InboxFeed: Service {
     private func deliver(_ changes: [InboxStore.Change], from previous: XidSnapshot, to now: XidSnapshot,
                          codec: InboxPositionCodec) {
         guard !changes.isEmpty else { return }
-        let byTenant = Dictionary(grouping: changes, by: \.summary.tenantID)
+        let byTenant = Dictionary(grouping: changes, by: \.tenantID)
         let before = InboxPosition(previous)
         for (tenant, changes) in byTenant {
             let watchers = state.withLock { Array(($0.watchers[tenant] ?? [:]).values) }

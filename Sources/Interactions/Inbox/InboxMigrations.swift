@@ -43,19 +43,24 @@ enum InboxMigrations {
             """),
         // Agents' private notes: numbered within their interaction on a counter of their own, so that the log's
         // event ids — the only ids customers see — stay dense (1, 2, 3…) whatever notes are written between them.
-        // `after_seq` is the log's last id when the note was written: where agents' streams place it.
+        // `after_seq` is the log's last id when the note was written. Each note is also a change the inbox streams
+        // deliver once (its own `xid` and `change_seq`, numbered after the interaction's change of the same write).
         Migration(version: 306, name: "notes", sql: """
             ALTER TABLE interactions ADD COLUMN last_note_seq bigint NOT NULL DEFAULT 0;
             CREATE TABLE interaction_notes (
                 interaction_id uuid NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
                 note_seq bigint NOT NULL,
                 id uuid NOT NULL DEFAULT gen_random_uuid(),
+                tenant_id uuid NOT NULL,
                 author_id text NOT NULL,
                 text text NOT NULL,
                 after_seq bigint NOT NULL,
                 created_at timestamptz NOT NULL DEFAULT now(),
+                xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                change_seq bigint NOT NULL DEFAULT nextval('interaction_change_seq'),
                 PRIMARY KEY (interaction_id, note_seq)
             );
+            CREATE INDEX interaction_notes_by_tenant ON interaction_notes (tenant_id, xid);
             """),
         // Keys the replicas share without being configured alike: made by the first that needs one.
         Migration(version: 305, name: "service keys", sql: """

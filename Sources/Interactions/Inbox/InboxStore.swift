@@ -48,22 +48,52 @@ struct InboxStore: Sendable {
         bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
-    /// A changed interaction, with the number of its latest change not covered (the order in which changes go out).
+    /// A change the client does not have: an interaction to show as it stands now (at the number of its latest
+    /// such change, the order in which changes go out), or a note to deliver (at its own number).
     struct Change: Sendable {
-        let summary: InboxSummary
+        enum Item: Sendable {
+            case interaction(InboxSummary)
+            case note(InboxNote)
+        }
+        let item: Item
         let seq: Int64
+
+        var tenantID: UUID {
+            switch item {
+            case .interaction(let summary): summary.tenantID
+            case .note(let note): note.tenantID
+            }
+        }
     }
 
-    /// The interactions of `tenants` with a change `position` does not cover, visible now, as they stand now, in the
-    /// order of their latest such change.
+    /// The interactions of `tenants` with a change `position` does not cover, visible now, as they stand now, and
+    /// the notes it does not cover, all in number order.
     func changes(of tenants: [UUID], since position: InboxPosition, on connection: PostgresConnection) async throws -> [Change] {
         guard !tenants.isEmpty else { return [] }
-        let rows = try await connection.query(InboxStore.changesStatement, [
+        let parameters: [(any PostgresEncodable)?] = [
             PostgresArray(tenants), String(position.lowestUncoveredXid),
             PostgresArray(position.clauses.map(\.snapshot.text)), PostgresArray(position.clauses.map(\.through)),
-        ])
-        return try rows.map { Change(summary: try InboxSummary($0), seq: try $0.decode("change_seq")) }
+        ]
+        let interactions = try await connection.query(InboxStore.changesStatement, parameters).map {
+            Change(item: .interaction(try InboxSummary($0)), seq: try $0.decode("change_seq"))
+        }
+        let notes = try await connection.query(InboxStore.notesStatement, parameters).map {
+            Change(item: .note(try InboxNote($0)), seq: try $0.decode("change_seq"))
+        }
+        return (interactions + notes).sorted { $0.seq < $1.seq }
     }
+
+    /// Notes of tenants `$1` from transaction `$2` on, less those a clause (snapshot `$3[n]`, bound `$4[n]`) covers.
+    static let notesStatement = PreparedStatement("""
+        SELECT n.id, n.note_seq, n.author_id, n.text, n.after_seq, n.created_at, n.change_seq, n.tenant_id,
+               n.interaction_id, i.state, i.assigned_agent_id
+        FROM interaction_notes n JOIN interactions i ON i.id = n.interaction_id
+        WHERE n.tenant_id = ANY($1::uuid[]) AND n.xid >= $2::text::xid8
+          AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS p (snapshot, through)
+                          WHERE pg_visible_in_snapshot(n.xid, p.snapshot::pg_snapshot)
+                            AND (p.through IS NULL OR n.change_seq <= p.through))
+        ORDER BY n.change_seq
+        """)
 
     /// Changes of tenants `$1` from transaction `$2` on, less those a clause (snapshot `$3[n]`, bound `$4[n]`) covers.
     static let changesStatement = PreparedStatement("""

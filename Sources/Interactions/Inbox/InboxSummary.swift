@@ -100,3 +100,34 @@ struct InboxEntry: Encodable {
         try preview.encode(RFC3339.string(microsecondsSince1970: lastMessage.createdMicros), forKey: .createdAt)
     }
 }
+
+/// A note as inbox streams deliver it, with what their filters need of its interaction.
+struct InboxNote: Sendable {
+    let note: InteractionNote
+    let interactionID: UUID
+    let tenantID: UUID
+    let state: InteractionState
+    let assignedAgentID: String?
+
+    init(_ row: PostgresRow) throws {
+        note = try InteractionStore.note(row)
+        interactionID = try row.decode("interaction_id")
+        tenantID = try row.decode("tenant_id")
+        state = InteractionState(rawValue: try row.decode("state")) ?? .failed
+        assignedAgentID = try row.decode("assigned_agent_id")
+    }
+
+    /// The data of its `note` event: the note and its interaction's id.
+    struct Event: Encodable {
+        let interactionID: String
+        let note: InteractionNote
+
+        private enum CodingKeys: String, CodingKey { case interactionID = "interaction_id" }
+
+        func encode(to encoder: any Encoder) throws {
+            try note.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(interactionID, forKey: .interactionID)
+        }
+    }
+}

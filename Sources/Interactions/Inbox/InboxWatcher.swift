@@ -15,7 +15,7 @@ final class InboxWatcher: Sendable {
     static let waitingLimit = 20_000
 
     private struct State {
-        var queue = InboxQueue<UUID>()
+        var queue = InboxQueue<Waiting>()
         var view: InboxView
         var heartbeatDue = false
         /// The last event, once the stream must end (`reconnect`).
@@ -37,6 +37,12 @@ final class InboxWatcher: Sendable {
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// What waits in the queue: an interaction's latest summary (one per interaction), or a note (each its own).
+    enum Waiting: Hashable {
+        case interaction(UUID)
+        case note(UUID, Int64)
+    }
+
     /// Offers a batch of the tenant's changes, in order; `position(index, isLast)` gives the id after change
     /// `index` (the last one this stream takes of the batch covers the whole batch).
     func offer(_ changes: [InboxStore.Change], position: (Int, Bool) -> String) {
@@ -46,19 +52,29 @@ final class InboxWatcher: Sendable {
             guard state.ending == nil else { return }
             var taken: [(index: Int, inView: Bool)] = []
             for (index, change) in changes.enumerated() {
-                let summary = change.summary
-                let matches = filter.includes(state: summary.state, assignee: summary.assignedAgentID, agent: agent)
-                switch state.view.decide(summary.id.lowercased, matches: matches) {
-                case .show: taken.append((index, true))
-                case .remove: taken.append((index, false))
-                case .skip: continue
+                switch change.item {
+                case .interaction(let summary):
+                    let matches = filter.includes(state: summary.state, assignee: summary.assignedAgentID, agent: agent)
+                    switch state.view.decide(summary.id.lowercased, matches: matches) {
+                    case .show: taken.append((index, true))
+                    case .remove: taken.append((index, false))
+                    case .skip: continue
+                    }
+                case .note(let note):
+                    // A note goes where its interaction is in view.
+                    if filter.includes(state: note.state, assignee: note.assignedAgentID, agent: agent) { taken.append((index, true)) }
                 }
             }
             for (number, (index, inView)) in taken.enumerated() {
-                let summary = changes[index].summary
-                let entry = InboxEntry(interaction: summary.interaction(for: agent), lastMessage: summary.lastMessage,
-                                       inView: inView)
-                state.queue.put(summary.id, InboxWatcher.event(entry, id: position(index, number == taken.count - 1)))
+                let id = position(index, number == taken.count - 1)
+                switch changes[index].item {
+                case .interaction(let summary):
+                    let entry = InboxEntry(interaction: summary.interaction(for: agent), lastMessage: summary.lastMessage,
+                                           inView: inView)
+                    state.queue.put(.interaction(summary.id), InboxWatcher.event(entry, id: id))
+                case .note(let note):
+                    state.queue.put(.note(note.interactionID, note.note.noteSeq), InboxWatcher.event(note, id: id))
+                }
             }
             overflow = state.queue.count > InboxWatcher.waitingLimit
         }
@@ -92,6 +108,13 @@ final class InboxWatcher: Sendable {
             state.heartbeatDue = false
             return (bytes.isEmpty ? nil : bytes, state.ending != nil)
         }
+    }
+
+    /// A `note` event with `id`.
+    static func event(_ note: InboxNote, id: String?) -> [UInt8] {
+        let body = InboxNote.Event(interactionID: note.interactionID.lowercased, note: note.note)
+        let data = (try? JSON.encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return ServerSentEvent(id: id, event: "note", data: data).encoded()
     }
 
     /// An `interaction` event with `id`.
