@@ -157,11 +157,22 @@ struct StreamCheckRun: Sendable {
         }
         let subscriberSeeds = specs.map { _ in master.next() }
         let writerSeeds = rooms.map { _ in master.next() }
+        let inboxSeed = master.next()
         var faults = SplitMix64(seed: master.next())
         let listenerKillMs = 300 + Int(faults.next() % 1200)
         let restartMs = 800 + Int(faults.next() % 1700)
         let restartIndex = Int(faults.next() % 2)
         let revokeMs = 500 + Int(faults.next() % 2500)
+
+        // The agent's inbox follows from before the first write: every note must reach it exactly once.
+        let writersDone = WritersDone()
+        let (inboxStarted, inboxStart) = AsyncStream.makeStream(of: Void.self)
+        let inbox = Task { () -> [ObservedInboxConnection] in
+            (try? await onThread {
+                followInbox(seed: inboxSeed, done: writersDone, started: { inboxStart.yield(); inboxStart.finish() })
+            }) ?? []
+        }
+        for await _ in inboxStarted { break }
 
         let subscribers = specs.map { spec in
             Task { () -> (connections: [ObservedConnection], finished: Bool) in
@@ -205,6 +216,7 @@ struct StreamCheckRun: Sendable {
             facts.revoked = (rooms[0].viewer, revokedAt)
         }
         for writer in writers { await writer.value }
+        writersDone.set()
 
         var connections: [ObservedConnection] = []
         var finished: [Int: Bool] = [:]
@@ -215,6 +227,11 @@ struct StreamCheckRun: Sendable {
         }
         let logs = try await readLogs()
         var problems = StreamHistoryCheck(logs: logs, facts: facts).violations(connections, finished: finished)
+        let inboxConnections = await inbox.value
+        let notes = try await storedNotes()
+        problems += inboxViolations(inboxConnections, notes: notes)
+        print("stream checker: seed \(seed): the inbox followed over \(inboxConnections.count) connections, \(notes.count) notes stored")
+        problems += try await notesInCustomerViews()
         problems += try await duplicateWrites()
         if facts.revoked == nil { problems.append("the revocation did not happen") }
         if !listenerTerminated { problems.append("no LISTEN connection was terminated") }
@@ -234,6 +251,9 @@ struct StreamCheckRun: Sendable {
             case 0:
                 _ = try? await request(port: cluster.port(using: &rng), "POST", "/v1/interactions/\(id)/typing",
                                        headers: ["Authorization": "Bearer \(token)"], body: #"{"typing":true}"#)
+            case 2 where byAgent:
+                await post("/v1/interactions/\(id)/notes", token: agent, body: #"{"text":"\#(id.prefix(8)) private n\#(n)"}"#,
+                           key: "note-\(id)-\(n)", rng: &rng)
             case 1:
                 await post("/v1/interactions/\(id)/media", token: byAgent ? agent : customer,
                            body: #"{"kind":"video","state":"\#(["requested", "active", "ended"][n % 3])"}"#,
@@ -246,6 +266,29 @@ struct StreamCheckRun: Sendable {
         }
         let body = action == "fail" ? #"{"reason":"checker"}"# : "{}"
         await post("/v1/interactions/\(id)/\(action)", token: agent, body: body, key: "finish-\(id)", rng: &rng)
+        // A wrap-up note, after the end.
+        await post("/v1/interactions/\(id)/notes", token: agent, body: #"{"text":"\#(id.prefix(8)) private wrap-up"}"#,
+                   key: "note-\(id)-wrap-up", rng: &rng)
+    }
+
+    /// Every note stored, by id.
+    private func storedNotes() async throws -> Set<String> {
+        Set(try await database.query("SELECT id::text AS id FROM interaction_notes").map { try $0.decode("id", as: String.self) })
+    }
+
+    /// What a customer can read of their interaction — messages, its summary, the log — holds no note.
+    private func notesInCustomerViews() async throws -> [String] {
+        var problems: [String] = []
+        let port = cluster.ports.first ?? 0
+        for room in rooms {
+            for path in ["/v1/interactions/\(room.id)/messages?limit=100", "/v1/interactions/\(room.id)"] {
+                let response = try await request(port: port, "GET", path, headers: ["Authorization": "Bearer \(room.writer)"])
+                if response.text.contains("private") { problems.append("customer view \(path) shows a note") }
+            }
+        }
+        let logged = try await database.query("SELECT count(*) AS n FROM interaction_events WHERE payload::text LIKE '%private%'")
+        if try logged[0].decode("n", as: Int64.self) > 0 { problems.append("a note reached the event log") }
+        return problems
     }
 
     private func post(_ path: String, token: String, body: String, key: String, rng: inout SplitMix64) async {

@@ -105,6 +105,10 @@ struct StreamHistoryCheck {
         default:
             return ["\(label): unexpected status"]
         }
+        // No interaction stream carries a note, to a customer or to an agent: notes travel on inbox streams only.
+        if c.events.contains(where: { $0.event.event == "note" || $0.event.data.contains("private") }) {
+            problems.append("\(label): observed a note")
+        }
         // 200: the ids must run on from the start point with no gap and no duplicate, each matching the log.
         let stored = c.events.filter { $0.event.id != nil }
         var expected: Int64
