@@ -116,6 +116,7 @@ public final class Application: Sendable {
         parts.append(HTTPServerService(server, shutdownDeadline: configuration.shutdownDeadline))
         parts.append(services.interactionEvents)
         parts.append(services.inbox)
+        parts.append(services.presence)
         parts.append(services.webhooks)
         parts.append(DrainingMark(readiness: readiness))
         // A backstop only: each server bounds its own drain by the shutdown deadline (they drain one after the other).

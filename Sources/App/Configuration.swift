@@ -54,6 +54,9 @@ public struct Configuration: Sendable {
     /// The 32-byte key inbox positions are sealed with (`INBOX_POSITION_KEY`, 64 hex digits, the same on every
     /// replica); unset, the replicas share one kept in the database.
     public var inboxPositionKey: [UInt8]?
+    /// How long an agent stays online after its last inbox stream ends (`PRESENCE_GRACE_SECONDS`), without new
+    /// automatic assignments meanwhile.
+    public var presenceGrace: Duration
     /// Webhook delivery: `WEBHOOK_RETRY_SCHEDULE` (comma-separated seconds between attempts), `WEBHOOK_TIMEOUT_SECONDS`
     /// (per attempt), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (1 lets private and loopback targets through: the local-development setting),
     /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
@@ -69,7 +72,7 @@ public struct Configuration: Sendable {
                 logBufferBytes: Int = 4 << 20, shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
                 testRoutes: Bool = false, streamsPerPrincipal: Int = 20, inboxStreamsPerPrincipal: Int = 5,
-                inboxPositionKey: [UInt8]? = nil, metricsToken: String? = nil,
+                inboxPositionKey: [UInt8]? = nil, presenceGrace: Duration = .seconds(30), metricsToken: String? = nil,
                 statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
                 webhooks: WebhookSettings = WebhookSettings()) {
         self.server = server
@@ -90,6 +93,7 @@ public struct Configuration: Sendable {
         self.streamsPerPrincipal = streamsPerPrincipal
         self.inboxStreamsPerPrincipal = inboxStreamsPerPrincipal
         self.inboxPositionKey = inboxPositionKey
+        self.presenceGrace = presenceGrace
         self.metricsToken = metricsToken
         self.statementDeadline = statementDeadline
         self.listenerLiveness = listenerLiveness
@@ -148,6 +152,7 @@ public struct Configuration: Sendable {
             streamsPerPrincipal: try reader.integer("STREAMS_PER_PRINCIPAL", default: 20, in: 1 ... 100_000),
             inboxStreamsPerPrincipal: try reader.integer("INBOX_STREAMS_PER_PRINCIPAL", default: 5, in: 1 ... 1000),
             inboxPositionKey: try reader.key("INBOX_POSITION_KEY"),
+            presenceGrace: .seconds(try reader.integer("PRESENCE_GRACE_SECONDS", default: 30, in: 0 ... 3600)),
             metricsToken: try reader.secret("METRICS_TOKEN"),
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
                                                                 in: 100 ... 3_600_000)),

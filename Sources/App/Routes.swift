@@ -14,6 +14,7 @@ struct Services: Sendable {
     let feeds: FeedService
     let interactionEvents: InteractionEvents
     let inbox: InboxFeed
+    let presence: PresenceKeeper
     let webhooks: WebhookDelivery
 
     init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, feeds: FeedService, logger: Logger,
@@ -35,6 +36,10 @@ struct Services: Sendable {
                           onFailure: { error in
                               logger.warning("inbox batch failed; retrying", ["error": String(describing: error)])
                           })
+        presence = PresenceKeeper(pool: pool, inbox: inbox, grace: configuration.presenceGrace, ready: migrated,
+                                  onFailure: { error in
+                                      logger.warning("presence round failed; retrying", ["error": String(describing: error)])
+                                  })
         webhooks = WebhookDelivery(pool: deliveryPool, settings: configuration.webhooks,
                                    log: .init(info: { logger.info($0, $1) }, warning: { logger.warning($0, $1) }),
                                    notices: notices, ready: migrated)
@@ -67,9 +72,11 @@ enum Routes {
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
-        InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents)
+        InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents,
+                          presence: services.presence)
             .register(on: &router)
         InboxStreamRoute(feed: services.inbox, guardian: services.guardian).register(on: &router)
+        AgentRoutes(presence: services.presence, guardian: services.guardian).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }

@@ -24,11 +24,14 @@ public struct Interaction: Sendable, Codable, Equatable {
     /// How far the other side has read: for a customer, the furthest position among agents; for an agent, the
     /// customer's. 0 when the other side has read nothing.
     public var readByOtherThrough: Int64
+    /// For a customer: how many of the tenant's agents are online now (absent for agents).
+    public var agentsOnline: Int64?
 
     enum CodingKeys: String, CodingKey {
         case id, subject, state
         case customerID = "customer_id", failureReason = "failure_reason", createdAt = "created_at", endedAt = "ended_at"
         case assignedAgentID = "assigned_agent_id", unreadCount = "unread_count", readByOtherThrough = "read_by_other_through"
+        case agentsOnline = "agents_online"
     }
 
     /// Encodes every optional as null when absent, so every interaction has the same shape.
@@ -44,6 +47,7 @@ public struct Interaction: Sendable, Codable, Equatable {
         try container.encode(assignedAgentID, forKey: .assignedAgentID)
         try container.encode(unreadCount, forKey: .unreadCount)
         try container.encode(readByOtherThrough, forKey: .readByOtherThrough)
+        try container.encodeIfPresent(agentsOnline, forKey: .agentsOnline)
     }
 }
 

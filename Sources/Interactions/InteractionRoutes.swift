@@ -12,13 +12,16 @@ public struct InteractionRoutes: Sendable {
     let writes: IdempotentWrites
     let guardian: AccessGuard
     let streams: InteractionStreamRoute
+    /// How many agents are online, for customers' view of an interaction.
+    let presence: PresenceKeeper?
 
-    /// Routes over `pool`, guarded by `guardian`; event streams come from `events`.
-    public init(pool: PostgresPool, guardian: AccessGuard, events: InteractionEvents) {
+    /// Routes over `pool`, guarded by `guardian`; event streams come from `events`, agents' presence from `presence`.
+    public init(pool: PostgresPool, guardian: AccessGuard, events: InteractionEvents, presence: PresenceKeeper? = nil) {
         self.pool = pool
         self.writes = IdempotentWrites(pool: pool)
         self.guardian = guardian
         self.streams = InteractionStreamRoute(pool: pool, events: events)
+        self.presence = presence
     }
 
     /// The event-stream route's template: long-lived connections, which a server may hold in a daemon of their own.
@@ -76,9 +79,11 @@ public struct InteractionRoutes: Sendable {
 
     @Sendable func show(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
-        guard let interaction = try await pool.withConnection({ [store] connection in
+        guard var interaction = try await pool.withConnection({ [store] connection in
             try await store.find(id, for: principal, on: connection)
         }) else { throw InteractionError.notFound(id) }
+        // Customers learn whether anyone is there to answer — a count, never who.
+        if principal.role == .customer, let presence { interaction.agentsOnline = try await presence.onlineCount(of: principal.tenantID) }
         return try .json(interaction)
     }
 

@@ -46,7 +46,7 @@ struct NoticeFollower: Service {
             group.addTask {
                 // The inbox reads a batch of whatever became visible: it needs no more of a notice than that it came.
                 await Self.followInRuns(interactionNotices, channel: InteractionStore.channel, apply: { notices in
-                    inbox.noticed()
+                    inbox.noticed(notices)
                     await interactions.handle(notices: notices)
                 }, afterReconnect: {
                     inbox.noticed()

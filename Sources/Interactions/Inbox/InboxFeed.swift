@@ -31,6 +31,14 @@ public final class InboxFeed: Service {
         var starts: [Start] = []
         var nextID: UInt64 = 0
         var stopped = false
+        /// Told when an agent's first stream opens or its last closes here (presence).
+        var watchersChanged: (@Sendable () -> Void)?
+    }
+
+    /// An agent of a tenant.
+    public struct Agent: Hashable, Sendable {
+        public let tenant: UUID
+        public let agent: String
     }
 
     private let pool: PostgresPool
@@ -69,8 +77,28 @@ public final class InboxFeed: Service {
         self.onFailure = onFailure
     }
 
-    /// Something changed (a notice on the interactions channel, or the listener reconnected): read a batch.
-    public func noticed() { wake.yield() }
+    /// Something changed (a notice on the interactions channel, or the listener reconnected): read a batch. Agents'
+    /// status changes among `notices` go to their tenants' streams at once.
+    public func noticed(_ notices: [String] = []) {
+        for notice in notices where notice.hasPrefix("agent:") {
+            guard let change = AgentStatusChange(payload: notice) else { continue }
+            let event = InboxWatcher.statusEvent(change)
+            for watcher in watchers(where: { $0.tenant == change.tenantID }) { watcher.say(event, key: .status(change.agentID)) }
+        }
+        wake.yield()
+    }
+
+    /// The agents holding inbox streams here.
+    public var connectedAgents: [Agent] {
+        state.withLock { state in
+            Array(Set(state.watchers.flatMap { tenant, watchers in watchers.values.map { Agent(tenant: tenant, agent: $0.agent) } }))
+        }
+    }
+
+    /// Calls `action` whenever an agent's first stream opens or its last one closes here.
+    func onWatchersChanged(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.watchersChanged = action }
+    }
 
     /// Inbox streams open in this process.
     public var watcherCount: Int { state.withLock { $0.watchers.values.reduce(0) { $0 + $1.count } } }
@@ -115,11 +143,14 @@ public final class InboxFeed: Service {
 
     /// The stream of `watcher` ended (its client went away, or it was ended): it takes no more batches.
     func close(_ watcher: InboxWatcher) {
-        state.withLock { state in
-            state.watchers[watcher.tenant]?.removeValue(forKey: watcher.id)
+        let changed = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.watchers[watcher.tenant]?.removeValue(forKey: watcher.id) != nil else { return nil }
             if state.watchers[watcher.tenant]?.isEmpty == true { state.watchers.removeValue(forKey: watcher.tenant) }
+            let stillHere = state.watchers[watcher.tenant]?.values.contains { $0.agent == watcher.agent } ?? false
+            return stillHere ? nil : state.watchersChanged
         }
         leases.withLock { $0.remove(watcher.id) }
+        changed?()
     }
 
     /// Ends at once every inbox stream of `session` (revoked), each with a `reconnect` event.
@@ -325,7 +356,12 @@ public final class InboxFeed: Service {
             }
             if let waiting = watcher.take().bytes { bytes += waiting }
         }
-        state.withLock { state in state.watchers[start.tenant, default: [:]][start.watcherID] = watcher }
+        let changed = state.withLock { state -> (@Sendable () -> Void)? in
+            let first = !(state.watchers[start.tenant]?.values.contains { $0.agent == start.agent } ?? false)
+            state.watchers[start.tenant, default: [:]][start.watcherID] = watcher
+            return first ? state.watchersChanged : nil
+        }
+        changed?()
         start.continuation.resume(returning: (bytes, watcher))
     }
 }

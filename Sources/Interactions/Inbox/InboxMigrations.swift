@@ -62,6 +62,28 @@ enum InboxMigrations {
             );
             CREATE INDEX interaction_notes_by_tenant ON interaction_notes (tenant_id, xid);
             """),
+        // Presence: what each agent chose (`online` or `away`) and the status last announced; and per replica, until
+        // when an agent holds an inbox stream there (a lease the replica keeps renewing: a replica that dies stops
+        // renewing, and its agents go offline after the lease and the grace).
+        Migration(version: 307, name: "presence", sql: """
+            CREATE TABLE agent_presence (
+                tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                agent_id text NOT NULL,
+                chosen text NOT NULL DEFAULT 'online' CHECK (chosen IN ('online', 'away')),
+                status text NOT NULL DEFAULT 'offline' CHECK (status IN ('online', 'away', 'offline')),
+                status_changed_at timestamptz NOT NULL DEFAULT now(),
+                last_seen_at timestamptz,
+                PRIMARY KEY (tenant_id, agent_id)
+            );
+            CREATE TABLE agent_connections (
+                tenant_id uuid NOT NULL,
+                agent_id text NOT NULL,
+                replica_id uuid NOT NULL,
+                connected_until timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, agent_id, replica_id),
+                FOREIGN KEY (tenant_id, agent_id) REFERENCES agent_presence (tenant_id, agent_id) ON DELETE CASCADE
+            );
+            """),
         // Keys the replicas share without being configured alike: made by the first that needs one.
         Migration(version: 305, name: "service keys", sql: """
             CREATE TABLE service_keys (

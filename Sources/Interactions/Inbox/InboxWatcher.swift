@@ -41,6 +41,8 @@ final class InboxWatcher: Sendable {
     enum Waiting: Hashable {
         case interaction(UUID)
         case note(UUID, Int64)
+        /// An agent's latest status (not stored: no id).
+        case status(String)
     }
 
     /// Offers a batch of the tenant's changes, in order; `position(index, isLast)` gives the id after change
@@ -79,6 +81,19 @@ final class InboxWatcher: Sendable {
             overflow = state.queue.count > InboxWatcher.waitingLimit
         }
         if overflow { end(reason: "lagging") } else { wake.yield() }
+    }
+
+    /// Queues an event that has no position (an agent's status), replacing the one waiting under `key`.
+    func say(_ event: [UInt8], key: Waiting) {
+        state.withLock { state in if state.ending == nil { state.queue.put(key, event) } }
+        wake.yield()
+    }
+
+    /// An `agent.status` event (no id: a client that missed it asks `GET /v1/agents`).
+    static func statusEvent(_ change: AgentStatusChange) -> [UInt8] {
+        let body = ["agent_id": change.agentID, "status": change.status.rawValue]
+        let data = (try? JSON.encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return ServerSentEvent(event: "agent.status", data: data).encoded()
     }
 
     /// Asks for a keep-alive comment, if nothing else is written first.
