@@ -8,7 +8,9 @@ public enum AgentStatus: String, Sendable, Codable, CaseIterable {
 
 /// One agent of a tenant, as `GET /v1/agents` lists it.
 public struct AgentSummary: Sendable, Codable, Equatable {
+    /// The agent's user id.
     public var agentID: String
+    /// Online, away or offline.
     public var status: AgentStatus
     /// Interactions assigned to it that are still `started`.
     public var openInteractions: Int64

@@ -36,6 +36,7 @@ public final class PresenceKeeper: Service {
     /// Renew and sweep now rather than at the next tick (an agent chose a status, or opened its first stream).
     public func poke() { wake.yield() }
 
+    /// Renews and sweeps every tick (and when poked) until graceful shutdown, then ends this replica's leases.
     public func run() async {
         await ready()
         var held: Set<InboxFeed.Agent> = []

@@ -37,7 +37,9 @@ public final class InboxFeed: Service {
 
     /// An agent of a tenant.
     public struct Agent: Hashable, Sendable {
+        /// The tenant.
         public let tenant: UUID
+        /// The agent's user id.
         public let agent: String
     }
 
