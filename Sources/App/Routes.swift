@@ -77,6 +77,7 @@ enum Routes {
             .register(on: &router)
         InboxStreamRoute(feed: services.inbox, guardian: services.guardian).register(on: &router)
         AgentRoutes(presence: services.presence, guardian: services.guardian).register(on: &router)
+        SettingsRoutes(pool: pool, guardian: services.guardian, presence: services.presence).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
         if configuration.testRoutes { TestRoutes.register(on: &router) }

@@ -20,9 +20,12 @@ public struct InteractionStore: Sendable {
             RETURNING id, customer_id, subject, state, failure_reason, created_at, ended_at, assigned_agent_id,
                       0::bigint AS unread_count, 0::bigint AS read_by_other_through
             """, [principal.tenantID, principal.userID ?? "", subject])
-        let interaction = try InteractionStore.interaction(rows[0])
-        try await append(.state, ["state": InteractionState.started.rawValue], to: UUID(uuidString: interaction.id)!,
-                         on: connection)
+        var interaction = try InteractionStore.interaction(rows[0])
+        let id = UUID(uuidString: interaction.id)!
+        try await append(.state, ["state": InteractionState.started.rawValue], to: id, on: connection)
+        if let agent = try await assignAutomatically(id, tenant: principal.tenantID, on: connection) {
+            interaction.assignedAgentID = agent
+        }
         return interaction
     }
 

@@ -65,11 +65,28 @@ public final class PresenceKeeper: Service {
         do {
             try await store.renew(connected.map { ($0.tenant, $0.agent) }, released: released.map { ($0.tenant, $0.agent) },
                                   replica: replica, lease: lease)
-            if !stopping { _ = try await store.sweep(grace: grace, channel: InteractionStore.channel) }
+            if !stopping {
+                _ = try await store.sweep(grace: grace, channel: InteractionStore.channel)
+                try await drain()
+            }
             return connected
         } catch {
             onFailure(error)
             return held
+        }
+    }
+
+    /// Most waiting interactions one round assigns (the next round goes on).
+    static let drainLimit = 500
+
+    /// Assigns waiting interactions to agents with room, one transaction each, until none is left or the limit.
+    private func drain() async throws {
+        let pool = store.pool
+        for _ in 0 ..< PresenceKeeper.drainLimit {
+            let assigned = try await pool.withTransaction { connection in
+                try await InteractionStore().drainOne(on: connection)
+            }
+            if assigned == nil { return }
         }
     }
 

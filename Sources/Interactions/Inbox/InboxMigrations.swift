@@ -84,6 +84,45 @@ enum InboxMigrations {
                 FOREIGN KEY (tenant_id, agent_id) REFERENCES agent_presence (tenant_id, agent_id) ON DELETE CASCADE
             );
             """),
+        // Automatic assignment: a tenant's setting, and per agent its open interactions (started, assigned to it)
+        // and when it was last given one. A trigger keeps the count whatever changes an assignment or a state, so
+        // manual claims count too; automatic assignment takes an agent's row with SKIP LOCKED and never goes past
+        // the cap, while a tenant's interactions are still created in parallel.
+        Migration(version: 308, name: "automatic assignment", sql: """
+            CREATE TABLE tenant_settings (
+                tenant_id uuid PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,
+                auto_assign text NOT NULL DEFAULT 'off' CHECK (auto_assign IN ('off', 'round_robin')),
+                max_open_per_agent int NOT NULL DEFAULT 5 CHECK (max_open_per_agent BETWEEN 1 AND 10000)
+            );
+            ALTER TABLE agent_presence ADD COLUMN open_count int NOT NULL DEFAULT 0,
+                                       ADD COLUMN last_assigned_at timestamptz;
+            INSERT INTO agent_presence (tenant_id, agent_id, open_count)
+            SELECT tenant_id, assigned_agent_id, count(*) FROM interactions
+            WHERE state = 'started' AND assigned_agent_id IS NOT NULL GROUP BY 1, 2
+            ON CONFLICT (tenant_id, agent_id) DO UPDATE SET open_count = excluded.open_count;
+            CREATE FUNCTION agent_open_count() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                was_open boolean := TG_OP = 'UPDATE' AND OLD.state = 'started' AND OLD.assigned_agent_id IS NOT NULL;
+                is_open boolean := NEW.state = 'started' AND NEW.assigned_agent_id IS NOT NULL;
+            BEGIN
+                IF was_open AND is_open AND OLD.assigned_agent_id = NEW.assigned_agent_id THEN RETURN NULL; END IF;
+                IF was_open THEN
+                    UPDATE agent_presence SET open_count = open_count - 1
+                    WHERE tenant_id = OLD.tenant_id AND agent_id = OLD.assigned_agent_id;
+                END IF;
+                IF is_open THEN
+                    INSERT INTO agent_presence (tenant_id, agent_id, open_count, last_assigned_at)
+                    VALUES (NEW.tenant_id, NEW.assigned_agent_id, 1, now())
+                    ON CONFLICT (tenant_id, agent_id) DO UPDATE
+                        SET open_count = agent_presence.open_count + 1, last_assigned_at = now();
+                END IF;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER interactions_agent_open_count AFTER INSERT OR UPDATE OF assigned_agent_id, state ON interactions
+                FOR EACH ROW EXECUTE FUNCTION agent_open_count();
+            CREATE INDEX interactions_waiting ON interactions (tenant_id, created_at)
+                WHERE state = 'started' AND assigned_agent_id IS NULL;
+            """),
         // Keys the replicas share without being configured alike: made by the first that needs one.
         Migration(version: 305, name: "service keys", sql: """
             CREATE TABLE service_keys (

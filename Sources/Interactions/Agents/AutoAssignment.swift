@@ -1,0 +1,75 @@
+import Foundation
+import Postgres
+
+/// Automatic assignment (`round_robin`): an interaction goes to the online agent with the fewest open
+/// interactions under the tenant's cap (ties: the one given one longest ago). Only agents holding an inbox stream
+/// now take part (not those in their grace) and only those that chose `online`. Each agent's row is taken with
+/// `SKIP LOCKED`, so concurrent creations never wait on one another and never both count under the cap with the
+/// same room; one that finds every free agent busy leaves its interaction waiting, and the next drain assigns it.
+struct AutoAssignment: Sendable {
+    /// Picks the agent for interaction `$2` of tenant `$1` and assigns it, if the tenant assigns automatically and
+    /// an agent has room; returns the agent.
+    static let assignStatement = PreparedStatement("""
+        WITH settings AS (SELECT max_open_per_agent AS cap FROM tenant_settings
+                          WHERE tenant_id = $1::uuid AND auto_assign = 'round_robin'),
+        candidate AS (
+            SELECT p.agent_id FROM agent_presence p, settings
+            WHERE p.tenant_id = $1::uuid AND p.chosen = 'online' AND p.open_count < settings.cap
+              AND EXISTS (SELECT 1 FROM agent_connections c WHERE c.tenant_id = p.tenant_id AND c.agent_id = p.agent_id
+                          AND c.connected_until > now())
+            ORDER BY p.open_count, p.last_assigned_at NULLS FIRST, p.agent_id
+            LIMIT 1 FOR UPDATE OF p SKIP LOCKED)
+        UPDATE interactions i SET assigned_agent_id = candidate.agent_id FROM candidate
+        WHERE i.id = $2::uuid AND i.assigned_agent_id IS NULL AND i.state = 'started'
+        RETURNING i.assigned_agent_id
+        """)
+
+    /// Assigns the oldest waiting interaction of some tenant that assigns automatically to one of its free agents;
+    /// returns (interaction, agent), or nothing when no waiting interaction has a free agent.
+    static let drainStatement = PreparedStatement("""
+        WITH candidate AS (
+            SELECT p.tenant_id, p.agent_id FROM agent_presence p
+            JOIN tenant_settings s ON s.tenant_id = p.tenant_id AND s.auto_assign = 'round_robin'
+            WHERE p.chosen = 'online' AND p.open_count < s.max_open_per_agent
+              AND EXISTS (SELECT 1 FROM agent_connections c WHERE c.tenant_id = p.tenant_id AND c.agent_id = p.agent_id
+                          AND c.connected_until > now())
+              AND EXISTS (SELECT 1 FROM interactions w WHERE w.tenant_id = p.tenant_id AND w.state = 'started'
+                          AND w.assigned_agent_id IS NULL)
+            ORDER BY p.open_count, p.last_assigned_at NULLS FIRST, p.agent_id
+            LIMIT 1 FOR UPDATE OF p SKIP LOCKED),
+        waiting AS (
+            SELECT w.id, candidate.agent_id FROM candidate
+            CROSS JOIN LATERAL (SELECT id FROM interactions w WHERE w.tenant_id = candidate.tenant_id AND w.state = 'started'
+                                AND w.assigned_agent_id IS NULL ORDER BY w.created_at, w.id
+                                LIMIT 1 FOR UPDATE SKIP LOCKED) w)
+        UPDATE interactions i SET assigned_agent_id = waiting.agent_id FROM waiting
+        WHERE i.id = waiting.id
+        RETURNING i.id, i.assigned_agent_id
+        """)
+}
+
+extension InteractionStore {
+    /// Assigns `id` (just created, in this transaction) automatically when its tenant says so and an agent has
+    /// room, logging the `assignment` (`by` null); returns the agent.
+    func assignAutomatically(_ id: UUID, tenant: UUID, on connection: PostgresConnection) async throws -> String? {
+        let rows = try await connection.query(AutoAssignment.assignStatement, [tenant, id])
+        guard let agent: String = try rows.first?.decode("assigned_agent_id") else { return nil }
+        try await logAutomaticAssignment(of: id, to: agent, on: connection)
+        return agent
+    }
+
+    /// Assigns one waiting interaction to a free agent, if any pair exists; returns it.
+    func drainOne(on connection: PostgresConnection) async throws -> (interaction: UUID, agent: String)? {
+        let rows = try await connection.query(AutoAssignment.drainStatement)
+        guard let row = rows.first else { return nil }
+        let id: UUID = try row.decode("id")
+        let agent: String = try row.decode("assigned_agent_id")
+        try await logAutomaticAssignment(of: id, to: agent, on: connection)
+        return (id, agent)
+    }
+
+    private func logAutomaticAssignment(of id: UUID, to agent: String, on connection: PostgresConnection) async throws {
+        let payload: [String: String?] = ["assigned_agent_id": agent, "previous_agent_id": nil, "by": nil]
+        try await append(.assignment, payload, to: id, on: connection)
+    }
+}
