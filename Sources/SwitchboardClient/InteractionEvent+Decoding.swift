@@ -76,7 +76,7 @@ extension InteractionEvent {
     private struct AssignmentBody: Decodable {
         let assignedAgentId: String?
         let previousAgentId: String?
-        let by: String
+        let by: String?
         let createdAt: Date
     }
 

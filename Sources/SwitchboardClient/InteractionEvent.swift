@@ -91,8 +91,9 @@ public enum InteractionEvent: Sendable, Equatable {
         public let assignedAgentID: String?
         /// The agent who handled it before; nil when nobody did.
         public let previousAgentID: String?
-        /// Who made the change: an agent's user id, or `api` for the tenant's backend.
-        public let by: String
+        /// Who made the change: an agent's user id, `api` for the tenant's backend, or nil when the service assigned
+        /// it automatically (round robin).
+        public let by: String?
         /// When the change was stored.
         public let createdAt: Date
     }

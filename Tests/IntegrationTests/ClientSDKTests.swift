@@ -218,7 +218,7 @@ struct ClientReadAndAssignmentTests {
             case .state(let change): "state:\(change.state.rawValue)"
             case .message: "message"
             case .read(let receipt): "read:\(receipt.readerID):\(receipt.readThrough)"
-            case .assignment(let change): "assignment:\(change.assignedAgentID ?? "none"):\(change.by)"
+            case .assignment(let change): "assignment:\(change.assignedAgentID ?? "none"):\(change.by ?? "auto")"
             case .typing, .media, .refused: nil
             }
         }

@@ -100,6 +100,22 @@ struct InteractionEventDecodingTests {
         #expect(events.map { $0?.seq } == [7, 8, 9])
     }
 
+    /// An automatic assignment has no one behind it: `by` is null, and the event is kept, not dropped.
+    @Test func anAutomaticAssignmentDecodesWithNobodyBehindIt() {
+        let events = decode("""
+            id: 2
+            event: assignment
+            data: {"by": null, "created_at": "2026-11-30T14:20:03Z", "assigned_agent_id": "agent-3", "previous_agent_id": null}
+
+
+            """)
+        guard events.count == 1, case .assignment(let change)? = events[0] else {
+            Issue.record("expected an assignment, got \(events)")
+            return
+        }
+        #expect(change.seq == 2 && change.assignedAgentID == "agent-3" && change.previousAgentID == nil && change.by == nil)
+    }
+
     @Test func unknownKindsMalformedDataAndStoredEventsWithoutAnIDAreSkipped() {
         let events = decode("""
             event: read
