@@ -85,11 +85,14 @@ public struct Interaction: Decodable, Sendable, Equatable {
     /// How far the other side has read (an event id; 0 when it has read nothing): messages with a `seq` at or below
     /// it have been seen. For a customer, the furthest any agent has read; for an agent, the customer's position.
     public let readByOtherThrough: Int64
+    /// For a customer: how many agents are online now ("We're online" or "Leave a message"); nil for agents.
+    public let agentsOnline: Int64?
 
     enum CodingKeys: String, CodingKey {
         case id, subject, state
         case customerID = "customer_id", failureReason = "failure_reason", createdAt = "created_at", endedAt = "ended_at"
         case assignedAgentID = "assigned_agent_id", unreadCount = "unread_count", readByOtherThrough = "read_by_other_through"
+        case agentsOnline = "agents_online"
     }
 
     /// Decodes an interaction; the read and assignment fields default to none (a server from before them omits them).
@@ -105,6 +108,7 @@ public struct Interaction: Decodable, Sendable, Equatable {
         assignedAgentID = try container.decodeIfPresent(String.self, forKey: .assignedAgentID)
         unreadCount = try container.decodeIfPresent(Int64.self, forKey: .unreadCount) ?? 0
         readByOtherThrough = try container.decodeIfPresent(Int64.self, forKey: .readByOtherThrough) ?? 0
+        agentsOnline = try container.decodeIfPresent(Int64.self, forKey: .agentsOnline)
     }
 }
 
