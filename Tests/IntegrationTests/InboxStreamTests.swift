@@ -13,9 +13,22 @@ struct InboxStreamTests {
         try EventStreamClient(port: app.port, path: "/v1/inbox/events\(query)", token: token, lastEventID: lastEventID)
     }
 
-    /// The next `count` `interaction` events (heartbeats are comments; nothing else is expected).
+    /// The next `count` events that are not agents' statuses (presence announces the watchers themselves).
+    static func next(_ stream: EventStreamClient, _ count: Int) async throws -> [ReceivedEvent] {
+        try await onThread {
+            var events: [ReceivedEvent] = []
+            while events.count < count {
+                let more = try stream.events(1)
+                if more.isEmpty { break }
+                events += more.filter { $0.event != "agent.status" }
+            }
+            return events
+        }
+    }
+
+    /// The next `count` `interaction` events (heartbeats are comments; agents' statuses are skipped).
     static func interactions(_ stream: EventStreamClient, _ count: Int) async throws -> [[String: Any]] {
-        let events = try await onThread { try stream.events(count) }
+        let events = try await next(stream, count)
         #expect(events.count == count)
         for event in events { #expect(event.event == "interaction") }
         return events.map { stream.json($0) }
@@ -31,7 +44,7 @@ struct InboxStreamTests {
 
         let stream = try await onThread { try Self.open(app, who.agent) }
         #expect(stream.status == 200)
-        let opening = try await onThread { try stream.events(3) }
+        let opening = try await Self.next(stream, 3)
         #expect(opening.map(\.event) == ["interaction", "interaction", "snapshot-end"])
         #expect(opening.map { stream.json($0)["id"] as? String } == [newer, older, nil])
         #expect(opening[0].id == nil && opening[1].id == nil)
@@ -82,7 +95,7 @@ struct InboxStreamTests {
         // Resuming from the snapshot's end: every interaction changed since, once, oldest change first.
         stream.socket.shutdownAndClose()
         let resumed = try await onThread { try Self.open(app, who.agent, lastEventID: first) }
-        let replay = try await onThread { try resumed.events(2) }
+        let replay = try await Self.next(resumed, 2)
         #expect(replay.map { resumed.json($0)["id"] as? String } == [newer, older])
         #expect(replay.map { resumed.json($0)["in_view"] as? Bool } == [false, true])
         #expect(replay.allSatisfy { $0.id != nil })
@@ -96,8 +109,8 @@ struct InboxStreamTests {
         let id = try await InteractionsEndToEndTests.start(app, who.alice)
         let unassigned = try await onThread { try Self.open(app, who.agent, query: "?assigned=none") }
         let mine = try await onThread { try Self.open(app, who.agent, query: "?assigned=me&state=started,ended") }
-        #expect(try await onThread { try unassigned.events(2) }.map(\.event) == ["interaction", "snapshot-end"])
-        #expect(try await onThread { try mine.events(1) }.map(\.event) == ["snapshot-end"])
+        #expect(try await Self.next(unassigned, 2).map(\.event) == ["interaction", "snapshot-end"])
+        #expect(try await Self.next(mine, 1).map(\.event) == ["snapshot-end"])
 
         #expect(try await app.call("POST", "/v1/interactions/\(id)/claim", token: colleague).status == 200)
         let gone = try await Self.interactions(unassigned, 1)[0]
@@ -120,7 +133,7 @@ struct InboxStreamTests {
         let held = try await InteractionsEndToEndTests.start(first, who.alice, subject: "held")
         let quick = try await InteractionsEndToEndTests.start(first, who.bob, subject: "quick")
         let stream = try await onThread { try Self.open(first, who.agent) }
-        _ = try await onThread { try stream.events(3) }
+        _ = try await Self.next(stream, 3)
 
         // A writer takes the next change number for `held` and keeps its transaction open.
         let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: database.url), maxConnections: 1)
@@ -140,7 +153,7 @@ struct InboxStreamTests {
         for await _ in opened { break }
         // A later-numbered change commits first; the client gets it, is cut off, and resumes on the other replica.
         #expect(try await first.call("POST", "/v1/interactions/\(quick)/messages", token: who.bob, body: #"{"text":"x"}"#).status == 201)
-        let seen = try await onThread { try stream.events(1) }
+        let seen = try await Self.next(stream, 1)
         #expect(stream.json(seen[0])["id"] as? String == quick)
         stream.socket.shutdownAndClose()
         let resumed = try await onThread { try Self.open(second, who.agent, lastEventID: seen[0].id) }
@@ -172,9 +185,9 @@ struct InboxStreamTests {
         }
         // Another tenant's genuine position, a forged one, and an altered one are all unknown here.
         let theirs = try await onThread { try Self.open(app, stranger.agent) }
-        let theirID = try #require(try await onThread { try theirs.events(1) }.first?.id)
+        let theirID = try #require(try await Self.next(theirs, 1).first?.id)
         let mine = try await onThread { try Self.open(app, who.agent) }
-        let myID = try #require(try await onThread { try mine.events(1) }.first?.id)
+        let myID = try #require(try await Self.next(mine, 1).first?.id)
         var altered = Array(myID)
         altered[altered.count / 2] = altered[altered.count / 2] == "A" ? "B" : "A"
         for forged in [theirID, "1", "123:456:", String(altered), String(repeating: "A", count: 3000)] {

@@ -10,7 +10,7 @@ struct NotesTests {
         let who = try await InteractionsEndToEndTests.people(app)
         let id = try await InteractionsEndToEndTests.start(app, who.alice)
         let inbox = try await onThread { try InboxStreamTests.open(app, who.agent, query: "?state=started,ended") }
-        _ = try await onThread { try inbox.events(2) }
+        _ = try await InboxStreamTests.next(inbox, 2)
 
         #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice, body: #"{"text":"help"}"#).status == 201)
         let note = try await app.call("POST", "/v1/interactions/\(id)/notes", token: who.agent, body: #"{"text":"VIP, be kind"}"#)
@@ -21,7 +21,7 @@ struct NotesTests {
         #expect(written["author_id"] as? String == "agent-7")
 
         // The inbox: the message's change, then the note's interaction change and the note itself, each once.
-        let events = try await onThread { try inbox.events(3) }
+        let events = try await InboxStreamTests.next(inbox, 3)
         #expect(events.map(\.event) == ["interaction", "interaction", "note"])
         let preview = try #require(inbox.json(events[1])["last_message"] as? [String: Any])
         #expect(preview["kind"] as? String == "note" && preview["text"] as? String == "VIP, be kind")

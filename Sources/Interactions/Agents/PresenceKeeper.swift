@@ -38,7 +38,9 @@ public final class PresenceKeeper: Service {
 
     /// Renews and sweeps every tick (and when poked) until graceful shutdown, then ends this replica's leases.
     public func run() async {
-        await ready()
+        let ready = ready
+        // Nothing touches the database before the schema is there, nor once shutdown began first.
+        guard (try? await cancelWhenGracefulShutdown { await ready() }) != nil, !Task.isCancelled else { return }
         var held: Set<InboxFeed.Agent> = []
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [wake, tick] in

@@ -203,7 +203,9 @@ public final class InboxFeed: Service {
 
     /// The dispatcher: one batch per wakeup, until cancelled.
     private func dispatch() async {
-        await ready()
+        let ready = ready
+        // Nothing touches the database before the schema is there, nor once shutdown began first.
+        guard (try? await cancelWhenGracefulShutdown { await ready() }) != nil, !Task.isCancelled else { return }
         guard let codec = await positionCodec() else { return }
         var chain: XidSnapshot?
         var delay = Duration.milliseconds(50)
