@@ -61,6 +61,28 @@ async def gather_limited(coroutines, limit=32):
     return await asyncio.gather(*(run(c) for c in coroutines))
 
 
+def cpu_ms(pid):
+    """User and system CPU of a process so far, in milliseconds."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_ms():
+    """CPU of every postgres process, in milliseconds (the database serves this bench alone)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as comm:
+                    if comm.read().strip() != "postgres":
+                        continue
+                total += cpu_ms(int(entry))
+            except OSError:
+                continue
+    return total
+
+
 def rss_kb():
     with open(f"/proc/{PID}/status") as status:
         for line in status:
@@ -153,8 +175,10 @@ async def main():
         return status
 
     async def closed_loop(seconds):
+        """Message POSTs per second, and Switchboard's and Postgres's CPU per message (µs)."""
         done = 0
         deadline = time.monotonic() + seconds
+        server_before, database_before = cpu_ms(PID), postgres_cpu_ms()
 
         async def poster():
             nonlocal done
@@ -162,10 +186,13 @@ async def main():
                 if await post(rng.choice(ids)) == 201:
                     done += 1
         await asyncio.gather(*(poster() for _ in range(POSTERS)))
-        return done / seconds
+        await asyncio.sleep(1)  # what the last messages set off (batches, events) is counted too
+        server = (cpu_ms(PID) - server_before) * 1000 / max(done, 1)
+        database = (postgres_cpu_ms() - database_before) * 1000 / max(done, 1)
+        return done / seconds, server, database
 
     # Phase 2: the message rate without and with the `any` watchers.
-    rate_without = await closed_loop(RATE_SECONDS)
+    rate_without, server_without, database_without = await closed_loop(RATE_SECONDS)
     inbox_latency, interaction_latency = [], []
     views = {}          # (watcher, interaction) -> last message id seen
     lagging = [0]
@@ -188,7 +215,7 @@ async def main():
     any_watchers = [Stream("/v1/inbox/events?assigned=any", agents[n], inbox_handler(f"any-{n}")).start()
                     for n in range(ANY_WATCHERS)]
     await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in any_watchers)), 60)
-    rate_with = await closed_loop(RATE_SECONDS)
+    rate_with, server_with, database_with = await closed_loop(RATE_SECONDS)
 
     # Phase 3: every agent's `assigned=me` stream; RSS per inbox stream.
     await asyncio.sleep(1)
@@ -266,6 +293,8 @@ async def main():
     print(f"| streams ended / `reconnect` events | {ended} / {lagging[0]} |")
     print(f"| message POSTs/s, closed loop ({POSTERS} posters), no inbox stream | {rate_without:.0f} |")
     print(f"| the same with {ANY_WATCHERS} `assigned=any` inbox streams | {rate_with:.0f} (ratio {ratio:.2f}) |")
+    print(f"| CPU per message POST without / with them, Switchboard (µs) | {server_without:.0f} / {server_with:.0f} |")
+    print(f"| CPU per message POST without / with them, Postgres (µs) | {database_without:.0f} / {database_with:.0f} |")
     print(f"| RSS per inbox stream (KB) | {per_inbox_kb:.1f} |")
     print()
     if failures:

@@ -60,6 +60,9 @@ public final class InboxFeed: Service {
     /// How long a client should wait before reconnecting (the stream's `retry:`).
     public let reconnectDelay: Duration
     private let onFailure: @Sendable (any Error) -> Void
+    /// The shortest time between two batches: what a change may wait for company.
+    static let batchInterval = Duration.milliseconds(5)
+
     /// Interactions read per query of a snapshot.
     static let snapshotPage = 500
 
@@ -209,7 +212,13 @@ public final class InboxFeed: Service {
         guard let codec = await positionCodec() else { return }
         var chain: XidSnapshot?
         var delay = Duration.milliseconds(50)
+        var lastBatch = ContinuousClock.now - InboxFeed.batchInterval
         for await _ in wakeups {
+            // Under a stream of changes, batches come at most every `batchInterval`: the changes of that time share
+            // one read (an idle feed reads at once).
+            let due = lastBatch + InboxFeed.batchInterval
+            if due > .now { try? await Task.sleep(until: due) }
+            lastBatch = .now
             let (starts, tenants) = state.withLock { state in
                 defer { state.starts = [] }
                 return (state.starts, Array(state.watchers.keys))
@@ -317,19 +326,11 @@ public final class InboxFeed: Service {
         for (tenant, changes) in byTenant {
             let watchers = state.withLock { Array(($0.watchers[tenant] ?? [:]).values) }
             guard !watchers.isEmpty else { continue }
-            // One sealed position per change and one for the batch's end, shared by the tenant's watchers.
-            var sealed: [Int: String] = [:]
-            let end = codec.encode(before.afterChange(numbered: 0, isLast: true, at: now), tenant: tenant)
-            for watcher in watchers {
-                watcher.offer(changes) { index, isLast in
-                    if isLast { return end }
-                    if let id = sealed[index] { return id }
-                    let id = codec.encode(before.afterChange(numbered: changes[index].seq, isLast: false, at: now),
-                                          tenant: tenant)
-                    sealed[index] = id
-                    return id
-                }
+            // Positions sealed and events encoded once per batch, shared by the tenant's watchers.
+            let renderer = InboxBatchRenderer(changes) { index, isLast in
+                codec.encode(before.afterChange(numbered: changes[index].seq, isLast: isLast, at: now), tenant: tenant)
             }
+            for watcher in watchers { watcher.offer(changes, renderer: renderer) }
         }
     }
 
@@ -355,9 +356,9 @@ public final class InboxFeed: Service {
         case .resumed(let changes, let position):
             watcher = InboxWatcher(id: start.watcherID, tenant: start.tenant, agent: start.agent, filter: start.filter,
                                    view: InboxView(exact: false))
-            watcher.offer(changes) { index, isLast in
+            watcher.offer(changes, renderer: InboxBatchRenderer(changes) { index, isLast in
                 codec.encode(position.afterChange(numbered: changes[index].seq, isLast: isLast, at: now), tenant: start.tenant)
-            }
+            })
             if let waiting = watcher.take().bytes { bytes += waiting }
         }
         let changed = state.withLock { state -> (@Sendable () -> Void)? in

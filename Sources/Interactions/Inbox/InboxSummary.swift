@@ -40,9 +40,17 @@ struct InboxSummary: Sendable {
 
     /// The interaction as `agent` sees it through `GET /v1/interactions/{id}`.
     func interaction(for agent: String) -> Interaction {
+        interaction(unread: unreadCount(for: agent))
+    }
+
+    /// The customer's messages after `agent`'s read position.
+    func unreadCount(for agent: String) -> Int64 { customerMessages - (agentReads[agent] ?? 0) }
+
+    /// The interaction as an agent with `unread` unread messages sees it (the only part that differs by agent).
+    func interaction(unread: Int64) -> Interaction {
         Interaction(id: id.lowercased, customerID: customerID, subject: subject, state: state, failureReason: failureReason,
                     createdAt: createdAt, endedAt: endedAt, assignedAgentID: assignedAgentID,
-                    unreadCount: customerMessages - (agentReads[agent] ?? 0), readByOtherThrough: customerReadThrough)
+                    unreadCount: unread, readByOtherThrough: customerReadThrough)
     }
 
     /// The select list of a summary of interaction row `i`.

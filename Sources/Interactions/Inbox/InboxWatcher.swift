@@ -45,9 +45,9 @@ final class InboxWatcher: Sendable {
         case status(String)
     }
 
-    /// Offers a batch of the tenant's changes, in order; `position(index, isLast)` gives the id after change
-    /// `index` (the last one this stream takes of the batch covers the whole batch).
-    func offer(_ changes: [InboxStore.Change], position: (Int, Bool) -> String) {
+    /// Offers a batch of the tenant's changes, in order, each rendered by `renderer` (the last one this stream
+    /// takes of the batch carries the position of the batch's end).
+    func offer(_ changes: [InboxStore.Change], renderer: InboxBatchRenderer) {
         let agent = self.agent, filter = self.filter
         var overflow = false
         state.withLock { state in
@@ -68,14 +68,14 @@ final class InboxWatcher: Sendable {
                 }
             }
             for (number, (index, inView)) in taken.enumerated() {
-                let id = position(index, number == taken.count - 1)
+                let isLast = number == taken.count - 1
                 switch changes[index].item {
                 case .interaction(let summary):
-                    let entry = InboxEntry(interaction: summary.interaction(for: agent), lastMessage: summary.lastMessage,
-                                           inView: inView)
-                    state.queue.put(.interaction(summary.id), InboxWatcher.event(entry, id: id))
+                    let event = renderer.event(index, isLast: isLast, unread: summary.unreadCount(for: agent), inView: inView)
+                    state.queue.put(.interaction(summary.id), event)
                 case .note(let note):
-                    state.queue.put(.note(note.interactionID, note.note.noteSeq), InboxWatcher.event(note, id: id))
+                    let event = renderer.event(index, isLast: isLast, unread: 0, inView: true)
+                    state.queue.put(.note(note.interactionID, note.note.noteSeq), event)
                 }
             }
             overflow = state.queue.count > InboxWatcher.waitingLimit
