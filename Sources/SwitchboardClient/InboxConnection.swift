@@ -49,11 +49,8 @@ struct InboxConnection: Sendable {
     private func attempt(_ progress: inout Progress) async -> Outcome {
         var delivered = false
         do {
-            var request = URLRequest(url: url, timeoutInterval: InteractionEventConnection.idleTimeout(policy))
-            request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-            request.setValue("Bearer \(try await tokenProvider())", forHTTPHeaderField: "Authorization")
             let resuming = progress.parser.lastEventID
-            if let resuming { request.setValue(resuming, forHTTPHeaderField: "Last-Event-ID") }
+            let request = StreamRefusal.request(url, policy: policy, token: try await tokenProvider(), lastEventID: resuming)
             var refusal: (response: HTTPURLResponse, body: Data)?
             for try await part in StreamingRequest.start(request, configuration: configuration) {
                 switch part {
@@ -81,21 +78,20 @@ struct InboxConnection: Sendable {
     }
 
     private func refused(_ response: HTTPURLResponse, _ body: Data, _ progress: inout Progress) -> Outcome {
-        let status = response.statusCode
-        if InteractionEventConnection.isRetryable(status) {
-            return .dropped(delivered: false, retryAfter: RetryAfter.delay(response.value(forHTTPHeaderField: "Retry-After")))
-        }
-        if status == 401 && !progress.unauthorized {
+        switch StreamRefusal.decide(response, body: body, unauthorizedBefore: progress.unauthorized,
+                                    resuming: progress.parser.lastEventID != nil) {
+        case .later(let retryAfter):
+            return .dropped(delivered: false, retryAfter: retryAfter)
+        case .freshToken:
             progress.unauthorized = true
             return .again
-        }
-        let problem = SwitchboardClient.problemDetails(body, status: status)
-        if status == 400 && problem.type == "/problems/unknown-event-id" && progress.parser.lastEventID != nil {
+        case .startOver:
             progress.parser = EventStreamParser()
             return .again
+        case .final(let problem):
+            continuation.yield(.refused(problem))
+            return .over
         }
-        continuation.yield(.refused(problem))
-        return .over
     }
 }
 

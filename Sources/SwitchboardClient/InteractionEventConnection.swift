@@ -67,11 +67,8 @@ struct InteractionEventConnection: Sendable {
     private func attempt(_ progress: inout Progress) async -> Outcome {
         var delivered = false
         do {
-            var request = URLRequest(url: url, timeoutInterval: Self.idleTimeout(policy))
-            request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-            request.setValue("no-store", forHTTPHeaderField: "Cache-Control")
-            request.setValue("Bearer \(try await tokenProvider())", forHTTPHeaderField: "Authorization")
-            if let id = progress.parser.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
+            let request = StreamRefusal.request(url, policy: policy, token: try await tokenProvider(),
+                                                lastEventID: progress.parser.lastEventID)
             var refusal: (response: HTTPURLResponse, body: Data)?
             for try await part in StreamingRequest.start(request, configuration: configuration) {
                 switch part {
@@ -118,33 +115,27 @@ struct InteractionEventConnection: Sendable {
 
     /// Handles an error answer: retry later, retry once with a fresh token, or give up and tell the subscribers.
     private func refused(_ response: HTTPURLResponse, _ body: Data, _ progress: inout Progress) -> Outcome {
-        let status = response.statusCode
-        if Self.isRetryable(status) {
-            return .dropped(delivered: false, retryAfter: RetryAfter.delay(response.value(forHTTPHeaderField: "Retry-After")))
-        }
-        if status == 401 && !progress.unauthorized {
+        switch StreamRefusal.decide(response, body: body, unauthorizedBefore: progress.unauthorized,
+                                    resuming: progress.parser.lastEventID != nil) {
+        case .later(let retryAfter):
+            return .dropped(delivered: false, retryAfter: retryAfter)
+        case .freshToken:
             progress.unauthorized = true
             return .again
-        }
-        let problem = SwitchboardClient.problemDetails(body, status: status)
-        if status == 400 && problem.type == "/problems/unknown-event-id" && progress.parser.lastEventID != nil {
+        case .startOver:
             // The server's log does not reach our position: start over from its current state.
             progress.parser = EventStreamParser()
             progress.lastSeq = -1
             return .again
+        case .final(let problem):
+            registry.yield(.refused(problem))
+            return finish()
         }
-        registry.yield(.refused(problem))
-        return finish()
     }
 
     private func finish() -> Outcome {
         registry.finish()
         return .over
-    }
-
-    /// Statuses that may well succeed later: timeouts, rate limits and server-side trouble.
-    static func isRetryable(_ status: Int) -> Bool {
-        status == 408 || status == 429 || status >= 500
     }
 
     /// The policy's idle timeout in whole seconds, at least one (FoundationNetworking drops fractions, and a zero

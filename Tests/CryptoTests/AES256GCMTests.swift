@@ -4,17 +4,6 @@ import TestSupport
 
 @Suite("AES-256-GCM", .timeLimit(.minutes(1)))
 struct AES256GCMTests {
-    static func bytes(hex: String) -> [UInt8] {
-        var result: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            result.append(UInt8(hex[index ..< next], radix: 16)!)
-            index = next
-        }
-        return result
-    }
-
     /// The 256-bit test cases 13, 14 and 16 of McGrew and Viega's "The Galois/Counter Mode of Operation", Appendix B.
     @Test(arguments: [
         ("0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000", "", "", "",
@@ -28,11 +17,11 @@ struct AES256GCMTests {
          "76fc6ece0f4e1768cddf8853bb2d551b"),
     ])
     func publishedVectors(key: String, nonce: String, additional: String, plain: String, sealed: String, tag: String) throws {
-        let cipher = try #require(AES256GCM(key: Self.bytes(hex: key)))
-        let nonce = Self.bytes(hex: nonce), additional = Self.bytes(hex: additional)
-        let output = cipher.seal(Self.bytes(hex: plain), nonce: nonce, authenticating: additional)
-        #expect(output == nonce + Self.bytes(hex: sealed) + Self.bytes(hex: tag))
-        #expect(cipher.open(output, authenticating: additional) == Self.bytes(hex: plain))
+        let cipher = try #require(AES256GCM(key: Hex.bytes(key)))
+        let nonce = Hex.bytes(nonce), additional = Hex.bytes(additional)
+        let output = cipher.seal(Hex.bytes(plain), nonce: nonce, authenticating: additional)
+        #expect(output == nonce + Hex.bytes(sealed) + Hex.bytes(tag))
+        #expect(cipher.open(output, authenticating: additional) == Hex.bytes(plain))
     }
 
     /// Any change to the sealed bytes, the additional data or the key is refused; a fresh nonce each time means the

@@ -1,22 +1,11 @@
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 @testable import Webhooks
 
 @Suite("SHA-256, HMAC-SHA256 and Standard Webhooks signatures", .timeLimit(.minutes(5)))
 struct SignatureTests {
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-    static func bytes(hex: String) -> [UInt8] {
-        var result: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            result.append(UInt8(hex[index ..< next], radix: 16)!)
-            index = next
-        }
-        return result
-    }
-
     /// FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA256_2.pdf") and the one-million-'a' vector.
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
@@ -27,16 +16,16 @@ struct SignatureTests {
          "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"),
     ])
     func sha256(message: String, digest: String) {
-        #expect(Self.hex(SHA256.hash(Array(message.utf8))) == digest)
+        #expect(Hex.text(SHA256.hash(Array(message.utf8))) == digest)
     }
 
     @Test func sha256OfAMillionAs() {
-        #expect(Self.hex(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000)))
+        #expect(Hex.text(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000)))
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     @Test func sha256OfOneWholeBlockAndOfAnyByteSequence() {
-        #expect(Self.hex(SHA256.hash([UInt8](repeating: 0x61, count: 64)))
+        #expect(Hex.text(SHA256.hash([UInt8](repeating: 0x61, count: 64)))
                 == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
         // A sequence that is not an array hashes as its bytes do.
         #expect(SHA256.hash("abc".utf8) == SHA256.hash([0x61, 0x62, 0x63]))
@@ -44,7 +33,7 @@ struct SignatureTests {
 
     /// An empty key and an empty message are valid inputs (RFC 2104 pads the key with zeros).
     @Test func hmacOfEmptyKeyAndMessage() {
-        #expect(Self.hex(HMACSHA256.authenticationCode(for: [], key: []))
+        #expect(Hex.text(HMACSHA256.authenticationCode(for: [], key: []))
                 == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 
@@ -66,7 +55,7 @@ struct SignatureTests {
          "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
     ])
     func hmac(key: String, data: String, mac: String) {
-        #expect(Self.hex(HMACSHA256.authenticationCode(for: Self.bytes(hex: data), key: Self.bytes(hex: key))) == mac)
+        #expect(Hex.text(HMACSHA256.authenticationCode(for: Hex.bytes(data), key: Hex.bytes(key))) == mac)
     }
 
     /// The example of the Standard Webhooks reference libraries' tests: secret, id, timestamp, payload, signature.

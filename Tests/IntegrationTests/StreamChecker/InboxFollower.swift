@@ -94,3 +94,37 @@ func inboxViolations(_ connections: [ObservedInboxConnection], notes stored: Set
     if connections.filter({ $0.status == 200 }).count < 3 { problems.append("inbox: too few connections to mean anything") }
     return problems
 }
+
+/// The inbox's promise against the interactions in Postgres: the last `interaction` event the follower received for
+/// each interaction (over all its connections, in order) shows it as it stands at the end — state, assignee, the
+/// agent's own unread count, the customer's read position, the last message or note — as `GET` shows it to the agent.
+func inboxSummaryViolations(_ connections: [ObservedInboxConnection], truth: [String: [String: Any]]) -> [String] {
+    var last: [String: [String: Any]] = [:]
+    for connection in connections {
+        for event in connection.events where event.event == "interaction" {
+            guard let data = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any],
+                  let id = data["id"] as? String else { continue }
+            last[id] = data
+        }
+    }
+    var problems: [String] = []
+    for (id, expected) in truth {
+        guard let seen = last[id] else {
+            problems.append("inbox: interaction \(id) never shown")
+            continue
+        }
+        for key in ["state", "assigned_agent_id", "unread_count", "read_by_other_through", "last_message_id"] {
+            let got = key == "last_message_id" ? (seen["last_message"] as? [String: Any])?["id"] : seen[key]
+            if describe(got) != describe(expected[key]) {
+                problems.append("inbox: interaction \(id) last shown with \(key) \(describe(got)), it is \(describe(expected[key]))")
+            }
+        }
+    }
+    return problems
+}
+
+/// A JSON value as text, null and absent alike.
+private func describe(_ value: Any?) -> String {
+    guard let value, !(value is NSNull) else { return "null" }
+    return "\(value)"
+}

@@ -230,6 +230,7 @@ struct StreamCheckRun: Sendable {
         let inboxConnections = await inbox.value
         let notes = try await storedNotes()
         problems += inboxViolations(inboxConnections, notes: notes)
+        problems += inboxSummaryViolations(inboxConnections, truth: try await interactionsAsTheAgentSeesThem())
         print("stream checker: seed \(seed): the inbox followed over \(inboxConnections.count) connections, \(notes.count) notes stored")
         problems += try await notesInCustomerViews()
         problems += try await duplicateWrites()
@@ -269,6 +270,20 @@ struct StreamCheckRun: Sendable {
         // A wrap-up note, after the end.
         await post("/v1/interactions/\(id)/notes", token: agent, body: #"{"text":"\#(id.prefix(8)) private wrap-up"}"#,
                    key: "note-\(id)-wrap-up", rng: &rng)
+    }
+
+    /// Each interaction as `GET` shows it to the agent now, with its last message's or note's id from Postgres.
+    private func interactionsAsTheAgentSeesThem() async throws -> [String: [String: Any]] {
+        var truth: [String: [String: Any]] = [:]
+        let port = cluster.ports.first ?? 0
+        for room in rooms {
+            let response = try await request(port: port, "GET", "/v1/interactions/\(room.id)", headers: ["Authorization": "Bearer \(agent)"])
+            var shown = try response.json()
+            let preview = try await database.query("SELECT inbox_preview->>'id' AS id FROM interactions WHERE id = $1::uuid", [room.id])
+            shown["last_message_id"] = try preview.first?.decode("id", as: String?.self) ?? NSNull()
+            truth[room.id] = shown
+        }
+        return truth
     }
 
     /// Every note stored, by id.
