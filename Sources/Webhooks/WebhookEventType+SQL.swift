@@ -4,8 +4,8 @@ extension WebhookEventType {
     /// migration with the new text (``WebhooksMigrations/installedEventTypeMapping`` is what the database has, and
     /// a test checks that it equals this).
     public static var mappingFunctionSQL: String {
-        let branches = allCases.map { type in
-            let source = type.source
+        let branches = allCases.compactMap { type -> String? in
+            guard let source = type.source else { return nil }
             let state = source.state.map { " AND event_state = '\($0.rawValue)'" } ?? ""
             return "        WHEN event_kind = '\(source.kind.rawValue)'\(state) THEN '\(type.rawValue)'\n"
         }.joined()

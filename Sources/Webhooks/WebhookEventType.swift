@@ -1,7 +1,9 @@
 import Interactions
 
 /// The event types an endpoint may subscribe to, and the stored interaction events they come from (``source``: the
-/// one mapping; the outbox trigger's SQL is generated from it, see ``mappingFunctionSQL``).
+/// one mapping; the outbox trigger's SQL is generated from it, see ``mappingFunctionSQL``). Two types come from
+/// elsewhere: a note (`interaction_notes`) and an agent's status change (`agent_presence`), each queued by a
+/// trigger of its own.
 public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
     /// An interaction was opened (a `state` event with state `started`).
     case interactionStarted = "interaction.started"
@@ -15,9 +17,14 @@ public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
     case interactionEnded = "interaction.ended"
     /// An interaction failed (a `state` event with state `failed`).
     case interactionFailed = "interaction.failed"
+    /// An agent wrote a private note (never a `message.created`).
+    case noteCreated = "note.created"
+    /// An agent's status changed (online, away, offline): no interaction's event.
+    case agentStatusChanged = "agent.status_changed"
 
-    /// The stored event a type comes from: its kind and, for `state` events, the state entered (nil: any payload).
-    public var source: (kind: InteractionStore.Kind, state: InteractionState?) {
+    /// The stored interaction event a type comes from: its kind and, for `state` events, the state entered (nil:
+    /// any payload); nil for the types that do not come from the interactions' event log.
+    public var source: (kind: InteractionStore.Kind, state: InteractionState?)? {
         switch self {
         case .interactionStarted: (.state, .started)
         case .messageCreated: (.message, nil)
@@ -25,6 +32,7 @@ public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
         case .interactionRead: (.read, nil)
         case .interactionEnded: (.state, .ended)
         case .interactionFailed: (.state, .failed)
+        case .noteCreated, .agentStatusChanged: nil
         }
     }
 
@@ -32,7 +40,7 @@ public enum WebhookEventType: String, Sendable, Codable, CaseIterable {
     /// to it (a `media` event, an unknown kind or state).
     public init?(kind: String, state: String?) {
         guard let type = WebhookEventType.allCases.first(where: { type in
-            let source = type.source
+            guard let source = type.source else { return false }
             return source.kind.rawValue == kind && (source.state == nil || source.state?.rawValue == state)
         }) else { return nil }
         self = type

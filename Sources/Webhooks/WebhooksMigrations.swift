@@ -130,6 +130,54 @@ public enum WebhooksMigrations {
         // (before, the trigger spelled the mapping out a second time).
         Migration(version: 403, name: "webhook event types from one mapping", sql: installedEventTypeMapping
             + outboxFunction(eventType: "webhook_event_type(NEW.kind, NEW.payload->>'state')", channel: WebhookStore.channel)),
+        // Notes and agents' statuses are not interaction events: each has a trigger of its own. Their messages wait in
+        // queues of their own (`interaction_id` is the queue's key: a uuid made from the interaction and `notes`,
+        // or from the tenant and the agent), numbered by `note_seq` and `status_seq`, so they keep their order
+        // among themselves and never hold up, or wait behind, an interaction's messages.
+        Migration(version: 404, name: "webhooks for notes and agents' statuses", sql: """
+            CREATE FUNCTION webhook_note_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE queued bigint;
+            BEGIN
+                INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
+                SELECT e.id, NEW.tenant_id, md5(NEW.interaction_id::text || ':notes')::uuid, NEW.note_seq, 'note.created',
+                       jsonb_build_object('type', 'note.created', 'timestamp', webhook_time(NEW.created_at), 'data',
+                           jsonb_build_object('id', NEW.id, 'note_seq', NEW.note_seq, 'author_id', NEW.author_id,
+                                              'text', NEW.text, 'after_seq', NEW.after_seq,
+                                              'created_at', webhook_time(NEW.created_at), 'tenant_id', NEW.tenant_id,
+                                              'interaction_id', NEW.interaction_id,
+                                              'event_id', NEW.interaction_id::text || ':note:' || NEW.note_seq))::text
+                FROM webhook_endpoints e
+                WHERE e.tenant_id = NEW.tenant_id AND e.disabled_at IS NULL AND 'note.created' = ANY (e.events);
+                GET DIAGNOSTICS queued = ROW_COUNT;
+                IF queued > 0 THEN PERFORM pg_notify('\(WebhookStore.channel)', ''); END IF;
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER interaction_notes_webhooks AFTER INSERT ON interaction_notes
+                FOR EACH ROW EXECUTE FUNCTION webhook_note_outbox();
+
+            CREATE FUNCTION webhook_agent_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE queued bigint;
+            BEGIN
+                INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
+                SELECT e.id, NEW.tenant_id, md5(NEW.tenant_id::text || ':agent:' || NEW.agent_id)::uuid, NEW.status_seq,
+                       'agent.status_changed',
+                       jsonb_build_object('type', 'agent.status_changed', 'timestamp', webhook_time(NEW.status_changed_at),
+                           'data', jsonb_build_object('agent_id', NEW.agent_id, 'status', NEW.status,
+                                                      'previous_status', OLD.status,
+                                                      'changed_at', webhook_time(NEW.status_changed_at),
+                                                      'tenant_id', NEW.tenant_id,
+                                                      'event_id', 'agent:' || NEW.agent_id || ':' || NEW.status_seq))::text
+                FROM webhook_endpoints e
+                WHERE e.tenant_id = NEW.tenant_id AND e.disabled_at IS NULL AND 'agent.status_changed' = ANY (e.events);
+                GET DIAGNOSTICS queued = ROW_COUNT;
+                IF queued > 0 THEN PERFORM pg_notify('\(WebhookStore.channel)', ''); END IF;
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER agent_presence_webhooks AFTER UPDATE OF status ON agent_presence
+                FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION webhook_agent_outbox();
+            """),
     ]
 
     /// The event types migrations 400 and 402 spelled out in the trigger (403 replaced them with

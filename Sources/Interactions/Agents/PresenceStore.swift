@@ -49,7 +49,7 @@ struct PresenceStore: Sendable {
                                        WHERE c.tenant_id = p.tenant_id AND c.agent_id = p.agent_id) c ON true
                     WHERE p.status <> 'offline' OR c.until IS NOT NULL),
                 changed AS (
-                    UPDATE agent_presence p SET status = computed.status, status_changed_at = now()
+                    UPDATE agent_presence p SET status = computed.status, status_changed_at = now(), status_seq = p.status_seq + 1
                     FROM computed
                     WHERE p.tenant_id = computed.tenant_id AND p.agent_id = computed.agent_id AND p.status <> computed.status
                     RETURNING p.tenant_id, p.agent_id, p.status),

@@ -123,6 +123,10 @@ enum InboxMigrations {
             CREATE INDEX interactions_waiting ON interactions (tenant_id, created_at)
                 WHERE state = 'started' AND assigned_agent_id IS NULL;
             """),
+        // Each agent's status changes, numbered: webhooks deliver them in this order.
+        Migration(version: 309, name: "numbered status changes", sql: """
+            ALTER TABLE agent_presence ADD COLUMN status_seq bigint NOT NULL DEFAULT 0;
+            """),
         // Keys the replicas share without being configured alike: made by the first that needs one.
         Migration(version: 305, name: "service keys", sql: """
             CREATE TABLE service_keys (
