@@ -198,6 +198,21 @@ struct InboxStreamTests {
         await app.stop()
     }
 
+    /// The stream ends with the credential: a revoked session's inbox gets `reconnect` with the reason, then the
+    /// end; a new one with that token is refused.
+    @Test func aRevokedSessionsInboxEnds() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let stream = try await onThread { try Self.open(app, who.agent) }
+        _ = try await Self.next(stream, 1)
+        #expect(try await app.call("DELETE", "/v1/sessions/current", token: who.agent).status == 204)
+        let rest = try await onThread { try stream.eventsUntilEnd() }.filter { $0.event != "agent.status" }
+        #expect(rest.map(\.event) == ["reconnect"])
+        #expect(rest.first.map { stream.json($0)["reason"] as? String } == "session_revoked")
+        #expect(try await app.call("GET", "/v1/inbox/events", token: who.agent).status == 401)
+        await app.stop()
+    }
+
     @Test func inboxStreamsHaveACapOfTheirOwn() async throws {
         let app = try await TestApp.start(streamsPerPrincipal: 1)
         let who = try await InteractionsEndToEndTests.people(app)

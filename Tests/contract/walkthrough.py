@@ -129,6 +129,30 @@ try:
     call("POST", f"/v1/interactions/{iid}/read", customer, {"event_id": 1}, headers={"Idempotency-Key": "m-1"}, expect=422)
     other = call("GET", f"/v1/interactions/{iid}", agent, expect=200)
     assert other["read_by_other_through"] == last and other["unread_count"] == 0, other
+    # The agents' side: notes, presence, settings, and the inbox stream's refusals.
+    note = call("POST", f"/v1/interactions/{iid}/notes", agent, {"text": "private"}, expect=201)
+    assert note["note_seq"] == 1, note
+    call("POST", f"/v1/interactions/{iid}/notes", customer, {"text": "x"}, expect=403)
+    call("POST", f"/v1/interactions/{iid}/notes", agent, {"text": ""}, expect=400)
+    call("POST", "/v1/interactions/00000000-0000-0000-0000-000000000000/notes", agent, {"text": "x"}, expect=404)
+    assert [n["text"] for n in call("GET", f"/v1/interactions/{iid}/notes", agent, expect=200)["items"]] == ["private"]
+    call("GET", f"/v1/interactions/{iid}/notes?cursor=x", agent, expect=400)
+    call("GET", f"/v1/interactions/{iid}/notes", customer, expect=403)
+    assert call("POST", "/v1/agents/me/status", agent, {"status": "away"}, expect=200)["agent_id"] == "agent-7"
+    call("POST", "/v1/agents/me/status", agent, {"status": "offline"}, expect=400)
+    call("POST", "/v1/agents/me/status", customer, {"status": "away"}, expect=403)
+    call("GET", "/v1/agents", key, expect=200)
+    call("GET", "/v1/agents", agent, expect=200)
+    call("GET", "/v1/agents", customer, expect=403)
+    assert call("GET", "/v1/support/status", customer, expect=200)["agents_online"] == 0
+    call("GET", "/v1/settings", key, expect=200)
+    call("PATCH", "/v1/settings", key, {"auto_assign": "round_robin", "max_open_per_agent": 3}, expect=200)
+    call("PATCH", "/v1/settings", key, {"auto_assign": "sometimes"}, expect=400)
+    call("PATCH", "/v1/settings", agent, {"auto_assign": "off"}, expect=401)
+    call("PATCH", "/v1/settings", key, {"auto_assign": "off"}, expect=200)
+    call("GET", "/v1/inbox/events", customer, expect=403)
+    call("GET", "/v1/inbox/events?assigned=mine", agent, expect=400)
+    call("GET", "/v1/inbox/events", agent, headers={"Last-Event-ID": "forged"}, expect=400)
     call("POST", f"/v1/interactions/{iid}/end", customer, expect=200)
     call("GET", f"/v1/interactions/{iid}/events", customer, headers={"Last-Event-ID": "999"}, expect=204)
     live = call("POST", "/v1/interactions", customer, {"subject": "Still open"}, expect=201)["id"]
