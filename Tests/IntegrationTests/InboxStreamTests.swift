@@ -1,4 +1,5 @@
 import Foundation
+import Interactions
 import Postgres
 import TestSupport
 import Testing
@@ -210,6 +211,41 @@ struct InboxStreamTests {
         #expect(rest.map(\.event) == ["reconnect"])
         #expect(rest.first.map { stream.json($0)["reason"] as? String } == "session_revoked")
         #expect(try await app.call("GET", "/v1/inbox/events", token: who.agent).status == 401)
+        await app.stop()
+    }
+
+    /// Changes are kept a day: pruning removes older ones, and a position that lacks one of them is refused (its
+    /// client starts over from a snapshot) rather than served with a hole; a position after them still resumes.
+    @Test func aPositionOlderThanThePrunedChangesIsRefused() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let first = try await onThread { try Self.open(app, who.agent) }
+        let old = try #require(try await Self.next(first, 2).last?.id)
+        first.socket.shutdownAndClose()
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice, body: #"{"text":"a"}"#).status == 201)
+        let second = try await onThread { try Self.open(app, who.agent, lastEventID: old) }
+        let recent = try #require(try await Self.next(second, 1).last?.id)
+        second.socket.shutdownAndClose()
+        _ = try await app.database.query("UPDATE interaction_changes SET changed_at = now() - interval '2 days'")
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice, body: #"{"text":"b"}"#).status == 201)
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 1)
+        let pruned = try await InboxFeed(pool: pool).pruneChanges(olderThan: InboxFeed.resumeWindow)
+        await pool.close()
+        #expect(pruned == 2)
+        // `old` lacks the first message's change, which is gone: refused. (`recent` has it: it would be served, or,
+        // if a transaction ran across its snapshot, refused to be safe.)
+        let refused = try await app.call("GET", "/v1/inbox/events", token: who.agent, headers: ["Last-Event-ID": old])
+        #expect(refused.status == 400)
+        #expect(try refused.json()["type"] as? String == "/problems/unknown-event-id")
+        _ = recent
+        // A position taken after the pruned changes resumes.
+        let fresh = try await onThread { try Self.open(app, who.agent) }
+        let now = try #require(try await Self.next(fresh, 2).last?.id)
+        fresh.socket.shutdownAndClose()
+        let resumed = try await onThread { try Self.open(app, who.agent, lastEventID: now) }
+        #expect(resumed.status == 200)
+        resumed.socket.shutdownAndClose()
         await app.stop()
     }
 

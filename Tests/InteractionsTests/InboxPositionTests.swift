@@ -56,6 +56,16 @@ struct InboxPositionTests {
         #expect(position == InboxPosition(s2))
     }
 
+    /// What pruning may remove under a position: transactions below the `xmin` of a clause without a bound.
+    @Test func aPositionCoversEveryTransactionBelowItsUnboundedClausesXmin() {
+        let s1 = XidSnapshot(xmin: 100, xmax: 105, inProgress: [101])
+        let s2 = XidSnapshot(xmin: 101, xmax: 110, inProgress: [101, 107])
+        #expect(InboxPosition(s1).coveredBelow == 100)
+        #expect(InboxPosition(s1).afterChange(numbered: 9, isLast: false, at: s2).coveredBelow == 100)
+        #expect(InboxPosition(s1).afterChange(numbered: 9, isLast: true, at: s2).coveredBelow == 101)
+        for xid in UInt64(0) ..< 101 { #expect(InboxPosition(s2).covers(xid: xid, seq: .max)) }
+    }
+
     @Test func sealedPositionsRoundTripForTheirTenantOnly() throws {
         let codec = try #require(InboxPositionCodec(key: Array(repeating: 7, count: 32)))
         let other = try #require(InboxPositionCodec(key: Array(repeating: 8, count: 32)))

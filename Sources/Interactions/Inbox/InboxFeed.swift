@@ -60,6 +60,22 @@ public final class InboxFeed: Service {
     /// How long a client should wait before reconnecting (the stream's `retry:`).
     public let reconnectDelay: Duration
     private let onFailure: @Sendable (any Error) -> Void
+    /// How long changes are kept for clients to resume from: a position older than that is refused (400) and its
+    /// client starts over from a snapshot.
+    public static let resumeWindow = Duration.seconds(24 * 3600)
+
+    /// Deletes changes recorded longer ago than `age`, 10,000 per statement (every replica runs this each minute;
+    /// deleting the same rows twice is harmless); returns how many went.
+    public func pruneChanges(olderThan age: Duration) async throws -> Int {
+        var total = 0
+        let store = self.store
+        while true {
+            let gone = try await pool.withConnection { try await store.prune(olderThan: age, limit: 10_000, on: $0) }
+            total += gone
+            if gone < 10_000 { return total }
+        }
+    }
+
     /// The shortest time between two batches: what a change may wait for company.
     static let batchInterval = Duration.milliseconds(5)
 
@@ -184,6 +200,14 @@ public final class InboxFeed: Service {
                     self.wake.yield()
                 }
             }
+            group.addTask { [ready] in
+                guard (try? await cancelWhenGracefulShutdown { await ready() }) != nil else { return }
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(60))
+                    if Task.isCancelled { return }
+                    do { _ = try await self.pruneChanges(olderThan: InboxFeed.resumeWindow) } catch { self.onFailure(error) }
+                }
+            }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
@@ -279,6 +303,7 @@ public final class InboxFeed: Service {
             var live: [InboxStore.Change] = []
             if let previous { live = try await store.changes(of: tenants, since: InboxPosition(previous), on: connection) }
             var openings: [Opening] = []
+            let pruned = positions.contains { $0 != nil } ? try await store.prunedBelow(on: connection) : nil
             for (start, position) in zip(starts, positions) {
                 if let position {
                     guard let position else {
@@ -287,6 +312,11 @@ public final class InboxFeed: Service {
                     }
                     // A position from beyond this database's present was not made by it (a restore, another cluster).
                     guard position.highestXmax <= now.xmax else {
+                        openings.append(.refused(.unknownInboxPosition))
+                        continue
+                    }
+                    // Older than the changes kept: some it lacks may be gone. Its client starts over.
+                    if let pruned, pruned >= position.coveredBelow {
                         openings.append(.refused(.unknownInboxPosition))
                         continue
                     }

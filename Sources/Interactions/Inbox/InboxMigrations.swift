@@ -127,6 +127,16 @@ enum InboxMigrations {
         Migration(version: 309, name: "numbered status changes", sql: """
             ALTER TABLE agent_presence ADD COLUMN status_seq bigint NOT NULL DEFAULT 0;
             """),
+        // Changes are kept for resuming for a day, then pruned: a BRIN index on their time (nearly free to keep on
+        // an append-only table) finds the old ones, and the highest pruned transaction is remembered, so that a
+        // position older than what is left is refused (its client starts over) rather than served with a hole.
+        Migration(version: 310, name: "inbox changes pruned", sql: """
+            CREATE INDEX interaction_changes_age ON interaction_changes USING brin (changed_at);
+            CREATE TABLE inbox_pruned (
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                below xid8 NOT NULL
+            );
+            """),
         // Keys the replicas share without being configured alike: made by the first that needs one.
         Migration(version: 305, name: "service keys", sql: """
             CREATE TABLE service_keys (

@@ -58,6 +58,10 @@ struct InboxPosition: Sendable, Hashable {
     /// The lowest transaction id a change it does not cover may have: the lowest `xmin` of its snapshots.
     var lowestUncoveredXid: UInt64 { clauses.map(\.snapshot.xmin).min() ?? 0 }
 
+    /// Every change of a transaction below this is covered: the highest `xmin` among the clauses with no bound (those
+    /// cover all a snapshot sees, and a snapshot sees every transaction below its `xmin`).
+    var coveredBelow: UInt64 { clauses.filter { $0.through == nil }.map(\.snapshot.xmin).max() ?? 0 }
+
     /// The highest `xmax` of its snapshots: a position past the database's current one is not from this database.
     var highestXmax: UInt64 { clauses.map(\.snapshot.xmax).max() ?? 0 }
 }

@@ -48,6 +48,29 @@ struct InboxStore: Sendable {
         bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
+    /// Deletes the changes recorded longer ago than `age` (at most `limit` of them) and remembers the highest
+    /// transaction among them; returns how many went.
+    func prune(olderThan age: Duration, limit: Int, on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.query("""
+            WITH gone AS (
+                DELETE FROM interaction_changes WHERE ctid IN (
+                    SELECT ctid FROM interaction_changes
+                    WHERE changed_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)
+                RETURNING xid),
+            kept AS (
+                INSERT INTO inbox_pruned (below) SELECT max(xid) FROM gone HAVING count(*) > 0
+                ON CONFLICT (singleton) DO UPDATE SET below = greatest(inbox_pruned.below, excluded.below))
+            SELECT count(*) AS n FROM gone
+            """, [age.wholeMilliseconds, limit])
+        return Int(try rows[0].decode("n", as: Int64.self))
+    }
+
+    /// The highest transaction whose changes were pruned, if any were.
+    func prunedBelow(on connection: PostgresConnection) async throws -> UInt64? {
+        let rows = try await connection.query("SELECT below::text AS below FROM inbox_pruned")
+        return try rows.first.flatMap { UInt64(try $0.decode("below", as: String.self)) }
+    }
+
     /// A change the client does not have: an interaction to show as it stands now (at the number of its latest
     /// such change, the order in which changes go out), or a note to deliver (at its own number).
     struct Change: Sendable {
