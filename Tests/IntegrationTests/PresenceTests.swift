@@ -49,8 +49,9 @@ struct PresenceTests {
         #expect(away.status == 200)
         #expect(try away.json()["status"] as? String == "away")
         #expect(try await app.call("GET", "/v1/support/status", token: who.bob).json()["agents_online"] as? Int == 1)
-        // The colleague hears its own status and agent-7's, in the order they changed.
-        #expect(try await Self.statuses(watching, of: "agent-7", until: "away") == ["online", "away"])
+        // The colleague hears agent-7's changes in order (an unread one may give way to the next: the latest wins).
+        let heard = try await Self.statuses(watching, of: "agent-7", until: "away")
+        #expect(heard == ["online", "away"] || heard == ["away"], "\(heard)")
         #expect(try await app.call("POST", "/v1/agents/me/status", token: who.agent, body: #"{"status":"online"}"#)
             .json()["status"] as? String == "online")
 
@@ -66,7 +67,8 @@ struct PresenceTests {
         let closedAt = Date()
         #expect(await eventually(timeout: .seconds(10)) { (try? await Self.status(app, who.apiKey, of: "agent-7")) == "offline" })
         #expect(Date().timeIntervalSince(closedAt) >= 1.9)
-        #expect(try await Self.statuses(watching, of: "agent-7", until: "offline") == ["online", "offline"])
+        let later = try await Self.statuses(watching, of: "agent-7", until: "offline")
+        #expect(later == ["online", "offline"] || later == ["offline"], "\(later)")
 
         for body in [#"{"status":"offline"}"#, #"{"status":"busy"}"#, #"{}"#, #"{"status":1}"#] {
             let refused = try await app.call("POST", "/v1/agents/me/status", token: who.agent, body: body)
