@@ -35,7 +35,11 @@ let package = Package(
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
         .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["CCurl", "Crypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
-        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks"],
+        // The agent console: its files embedded in the binary, and its one-time sign-in links.
+        .target(name: "Console", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"],
+                resources: [.embedInCode("Files/index.html"), .embedInCode("Files/app.js"), .embedInCode("Files/style.css")],
+                swiftSettings: strict),
+        .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks", "Console"],
                 resources: [.embedInCode("openapi.yaml")], swiftSettings: strict),
         .executableTarget(name: "switchboard", dependencies: ["App"], swiftSettings: strict),
         .target(name: "SwitchboardClient", swiftSettings: strict),
@@ -51,6 +55,6 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "Console", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),
     ]
 )

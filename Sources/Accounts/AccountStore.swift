@@ -119,14 +119,22 @@ public struct AccountStore: Sendable {
     /// `keyID` is the API key opening it: revoking that key revokes the session.
     public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int,
                               keyID: UUID? = nil) async throws -> NewSession {
-        let token = SecretToken.generate(.session)
-        let rows = try await pool.withConnection { connection in
-            try await connection.query("""
-                INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at, api_key_id)
-                VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int), $6::uuid)
-                RETURNING id, expires_at
-                """, [tenantID, token, userID, role.rawValue, ttlSeconds, keyID])
+        try await pool.withConnection { connection in
+            try await createSession(tenantID: tenantID, userID: userID, role: role, ttlSeconds: ttlSeconds, keyID: keyID,
+                                    on: connection)
         }
+    }
+
+    /// Opens a session as ``createSession(tenantID:userID:role:ttlSeconds:keyID:)`` does, on `connection` (in the
+    /// caller's transaction).
+    public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int, keyID: UUID?,
+                              on connection: PostgresConnection) async throws -> NewSession {
+        let token = SecretToken.generate(.session)
+        let rows = try await connection.query("""
+            INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at, api_key_id)
+            VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int), $6::uuid)
+            RETURNING id, expires_at
+            """, [tenantID, token, userID, role.rawValue, ttlSeconds, keyID])
         return NewSession(id: try rows[0].decode("id"), token: token, expiresAt: try rows[0].decode("expires_at"))
     }
 

@@ -62,6 +62,11 @@ public struct Configuration: Sendable {
     /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
     /// secret keeps signing), `WEBHOOK_CLAIM_INTERVAL_MS` (the shortest time between two claims of one worker).
     public var webhooks: WebhookSettings
+    /// Serves the agent console at `/console/` (`CONSOLE`, 1 by default; 0 turns it off).
+    public var console: Bool
+    /// Where the service is reached from outside (`PUBLIC_URL`: `https://support.example.com`), for the links a
+    /// tenant's backend hands agents; unset, links carry their path alone. Never taken from a request's `Host`.
+    public var publicURL: String?
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -72,7 +77,8 @@ public struct Configuration: Sendable {
                 logBufferBytes: Int = 4 << 20, shutdownDeadline: Duration = .seconds(10), adminToken: String? = nil, rateLimitPerMinute: Int = 600,
                 feedCache: Bool = true, heartbeat: Duration = .seconds(15), reconnectDelay: Duration = .seconds(2),
                 testRoutes: Bool = false, streamsPerPrincipal: Int = 20, inboxStreamsPerPrincipal: Int = 5,
-                inboxPositionKey: [UInt8]? = nil, presenceGrace: Duration = .seconds(30), metricsToken: String? = nil,
+                inboxPositionKey: [UInt8]? = nil, presenceGrace: Duration = .seconds(30), console: Bool = true,
+                publicURL: String? = nil, metricsToken: String? = nil,
                 statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
                 webhooks: WebhookSettings = WebhookSettings()) {
         self.server = server
@@ -94,6 +100,8 @@ public struct Configuration: Sendable {
         self.inboxStreamsPerPrincipal = inboxStreamsPerPrincipal
         self.inboxPositionKey = inboxPositionKey
         self.presenceGrace = presenceGrace
+        self.console = console
+        self.publicURL = publicURL
         self.metricsToken = metricsToken
         self.statementDeadline = statementDeadline
         self.listenerLiveness = listenerLiveness
@@ -153,6 +161,8 @@ public struct Configuration: Sendable {
             inboxStreamsPerPrincipal: try reader.integer("INBOX_STREAMS_PER_PRINCIPAL", default: 5, in: 1 ... 1000),
             inboxPositionKey: try reader.key("INBOX_POSITION_KEY"),
             presenceGrace: .seconds(try reader.integer("PRESENCE_GRACE_SECONDS", default: 30, in: 0 ... 3600)),
+            console: try reader.integer("CONSOLE", default: 1, in: 0 ... 1) == 1,
+            publicURL: try reader.publicURL("PUBLIC_URL"),
             metricsToken: try reader.secret("METRICS_TOKEN"),
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
                                                                 in: 100 ... 3_600_000)),
@@ -235,6 +245,19 @@ struct EnvironmentReader {
             throw ConfigurationError(variable: name, problem: "must be at least 16 characters")
         }
         return text
+    }
+
+    /// An absolute `http` or `https` URL of an origin (and optionally a path), without query or fragment; returned
+    /// without its trailing slash.
+    func publicURL(_ name: String) throws -> String? {
+        guard let text = string(name), !text.isEmpty else { return nil }
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil, url.user == nil else {
+            throw ConfigurationError(variable: name, problem: "must be an http or https URL such as https://support.example.com, got '\(text)'")
+        }
+        var trimmed = text
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed
     }
 
     /// 32 bytes as 64 hexadecimal digits.

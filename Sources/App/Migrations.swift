@@ -1,4 +1,5 @@
 import Accounts
+import Console
 import Feeds
 import Interactions
 import Postgres
@@ -8,4 +9,5 @@ import Webhooks
 public enum Migrations {
     /// Every migration of the service, oldest first.
     public static let all: [Migration] = AccountsMigrations.all + FeedsMigrations.all + InteractionsMigrations.all + WebhooksMigrations.all
+        + ConsoleMigrations.all
 }

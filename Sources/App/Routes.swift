@@ -1,4 +1,5 @@
 import Accounts
+import Console
 import Feeds
 import Interactions
 import Foundation
@@ -80,6 +81,10 @@ enum Routes {
         SettingsRoutes(pool: pool, guardian: services.guardian, presence: services.presence).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
+        if configuration.console {
+            ConsoleRoutes(pool: pool, accounts: services.accounts, guardian: services.guardian, publicURL: configuration.publicURL)
+                .register(on: &router)
+        }
         if configuration.testRoutes { TestRoutes.register(on: &router) }
         return router
     }

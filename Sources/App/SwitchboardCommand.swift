@@ -1,4 +1,5 @@
 import Accounts
+import Console
 import Foundation
 import HTTPServer
 import Postgres
@@ -13,6 +14,8 @@ public enum SwitchboardCommand {
             await serve()
         case "tenants":
             await tenants(Array(arguments.dropFirst(2)))
+        case "console-link":
+            await consoleLink(Array(arguments.dropFirst(2)))
         case "-h", "--help", "help":
             print(usage)
             exit(0)
@@ -26,6 +29,9 @@ public enum SwitchboardCommand {
         usage: switchboard [serve]              run the service
                switchboard tenants create NAME  create a tenant; prints it as JSON (id, name,
                                                 api_key_id, api_key: shown once)
+               switchboard console-link --tenant ID --agent AGENT_ID [--ttl SECONDS]
+                                                a one-time sign-in link to the agent console (JSON: url,
+                                                expires_at; the link lives 300 s unless --ttl, at most 600)
           configuration comes from environment variables; see README.md
         """
 
@@ -52,6 +58,46 @@ public enum SwitchboardCommand {
         } catch {
             await pool.close()
             fail("switchboard: cannot create tenant: \(error)", status: 1)
+        }
+    }
+
+    private static func consoleLink(_ arguments: [String]) async -> Never {
+        var options: [String: String] = [:]
+        var rest = arguments[...]
+        while let flag = rest.popFirst() {
+            guard ["--tenant", "--agent", "--ttl"].contains(flag), let value = rest.popFirst() else { fail(usage, status: 2) }
+            options[flag] = value
+        }
+        guard let tenant = options["--tenant"].flatMap(UUID.init(uuidString:)) else {
+            fail("switchboard: --tenant must be a tenant's id", status: 2)
+        }
+        guard let agent = options["--agent"], (1 ... 200).contains(agent.count) else {
+            fail("switchboard: --agent must be 1 to 200 characters", status: 2)
+        }
+        guard let ttl = Int(options["--ttl"] ?? "300"), (1 ... ConsoleLinks.maximumTTL).contains(ttl) else {
+            fail("switchboard: --ttl must be from 1 to \(ConsoleLinks.maximumTTL) seconds", status: 2)
+        }
+        let url: String
+        let publicURL: String?
+        do {
+            url = try Configuration.databaseURL()
+            publicURL = try EnvironmentReader(ProcessInfo.processInfo.environment).publicURL("PUBLIC_URL")
+        } catch {
+            fail("switchboard: invalid configuration: \(error)", status: 2)
+        }
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url), maxConnections: 1)
+        do {
+            _ = try await Migrator.apply(Migrations.all, pool: pool)
+            let minted = try await ConsoleLinks(pool: pool).mint(tenant: tenant, agent: agent, ttlSeconds: ttl,
+                                                                 sessionTTLSeconds: 8 * 3600, keyID: nil)
+            let answer = ["url": ConsoleRoutes.url(of: minted.code, publicURL: publicURL),
+                          "expires_at": RFC3339.string(from: minted.expiresAt)]
+            print(String(decoding: try JSON.encode(answer), as: UTF8.self))
+            await pool.close()
+            exit(0)
+        } catch {
+            await pool.close()
+            fail("switchboard: cannot make a console link: \(error)", status: 1)
         }
     }
 

@@ -94,7 +94,11 @@ struct ApplicationTests {
 
     @Test func invalidConfigurationStopsStartUpNamingTheVariable() async throws {
         for (variable, value) in [("PORT", "eighty"), ("PORT", "70000"), ("LOG_LEVEL", "loud"), ("HOST", "not-an-ip"),
-                                  ("DATABASE_POOL_SIZE", "0"), ("LOG_BUFFER_BYTES", "lots"), ("LOG_BUFFER_BYTES", "100")] {
+                                  ("DATABASE_POOL_SIZE", "0"), ("LOG_BUFFER_BYTES", "lots"), ("LOG_BUFFER_BYTES", "100"),
+                                  ("INBOX_POSITION_KEY", "abc"), ("INBOX_POSITION_KEY", String(repeating: "g", count: 64)),
+                                  ("PRESENCE_GRACE_SECONDS", "-1"), ("INBOX_STREAMS_PER_PRINCIPAL", "0"), ("CONSOLE", "2"),
+                                  ("PUBLIC_URL", "support.example.com"), ("PUBLIC_URL", "ftp://x"),
+                                  ("PUBLIC_URL", "https://x/?a=1")] {
             let (status, output) = try await onThread { try Self.runRefused(variable, value) }
             #expect(status == 2)
             let lines = output.split(separator: "\n")
