@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-$(command -v swift || echo /opt/swift/usr/bin/swift)}
 
-scripts/ensure-deps.sh
+# Chromium and its driver for the agent console's browser test (Tests/contract/console_browser.py).
+scripts/ensure-deps.sh chromium chromium-driver
 
 flags=()
 if [ -n "${SANITIZE:-}" ]; then flags+=(--sanitize="$SANITIZE"); fi
@@ -82,7 +83,8 @@ quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|Webhook
 # Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
 # after `make run` (scripts/run.sh with its own private cluster), `make run` itself (ports in use, a restart with the
 # pasted DATABASE_URL, a database that is down, a start that prints no warning), hostile values sent to every documented
-# operation (no 5xx, every error problem+json), and event streams through the compose deployment's nginx.
+# operation (no 5xx, every error problem+json), the agent console in headless Chromium, and event streams through the
+# compose deployment's nginx.
 bin=$("$SWIFT" build --show-bin-path ${flags[@]+"${flags[@]}"})/switchboard
 # The throw-away cluster runs without fsync: the suite opens a few hundred databases at once (one per test), and
 # on a slow disk the fsyncs of their creation held new connections past their 5 s connect timeout. No test is
@@ -97,6 +99,8 @@ PG_FSYNC=off PYTHON=$python BIN=$bin scripts/with-temp-postgres.sh bash -c '
     "$PYTHON" -I Tests/contract/run_script.py "$BIN" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE hostile" &&
     DATABASE_URL="$DATABASE_URL dbname=hostile" "$PYTHON" -I Tests/contract/hostile_input.py "$BIN" &&
+    psql "$DATABASE_URL" -q -c "CREATE DATABASE console" &&
+    DATABASE_URL="$DATABASE_URL dbname=console" "$PYTHON" -I Tests/contract/console_browser.py "$BIN" &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE nginx" &&
     DATABASE_URL="$DATABASE_URL dbname=nginx" scripts/check-nginx-streams.sh "$BIN"
 ' "$SWIFT" "$quiet" ${flags[@]+"${flags[@]}"} "$@"

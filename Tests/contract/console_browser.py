@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The agent console in a real browser: Debian's headless Chromium, driven by selenium (pinned in the project's
+tool environment) through chromium-driver, against the real binary and Postgres.
+
+An agent signs in through a one-time link (the code leaves the address bar; a second use of the link shows a clear
+error); the queue shows the tenant's interactions live — one a customer opens through the API appears within 2 s,
+with its preview and unread count when the customer writes; a subject and a message carrying HTML and script show as
+text and run nothing; signing out ends the session. No JavaScript error may reach the browser's console.
+
+    console_browser.py BINARY      (DATABASE_URL must point at an empty or migrated database)
+"""
+import json, os, pathlib, signal, socket, subprocess, sys, time, urllib.error, urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+ADMIN = "console-admin-token-0123456789"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+port = free_port()
+base = f"http://127.0.0.1:{port}"
+env = dict(os.environ, PORT=str(port), STREAM_PORT="off", HOST="127.0.0.1", LOG_LEVEL="error",
+           SWITCHBOARD_ADMIN_TOKEN=ADMIN, RATE_LIMIT_PER_MINUTE="0", PUBLIC_URL=base)
+server = subprocess.Popen([sys.argv[1], "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def call(method, path, token=None, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def wait(driver, what, condition, seconds=10):
+    try:
+        return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda d: condition(d))
+    except Exception:
+        raise SystemExit(f"console: {what} did not happen within {seconds} s; the page shows:\n"
+                         + driver.find_element(By.TAG_NAME, "body").text)
+
+
+driver = None
+try:
+    for _ in range(200):
+        try:
+            if urllib.request.urlopen(base + "/readyz", timeout=1).status == 200:
+                break
+        except Exception:
+            time.sleep(0.1)
+    _, tenant = call("POST", "/v1/admin/tenants", ADMIN, {"name": "Console"})
+    key = tenant["api_key"]
+    _, customer = call("POST", "/v1/sessions", key, {"user_id": "alice", "role": "customer"})
+    _, link = call("POST", "/v1/console/links", key, {"agent_id": "agent-7"})
+    assert link["url"].startswith(base + "/console/#code="), link
+
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
+
+    # Signing in through the link: the code leaves the address bar, the agent's name shows, the stream goes live.
+    driver.get(link["url"])
+    wait(driver, "signing in", lambda d: d.find_element(By.ID, "who").text == "agent-7")
+    assert "code=" not in driver.current_url, driver.current_url
+    wait(driver, "the inbox going live", lambda d: d.find_element(By.ID, "connection").text == "Live")
+
+    # A customer opens an interaction (with markup in its subject): it appears in the queue within 2 s, as text.
+    payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+    status, interaction = call("POST", "/v1/interactions", customer["token"], {"subject": payload})
+    assert status == 201, interaction
+    started = time.monotonic()
+    wait(driver, "the new interaction in the queue", lambda d: payload in d.find_element(By.ID, "queue").text, 2)
+    print(f"console: a new interaction reached the queue in {time.monotonic() - started:.2f} s")
+    status, _ = call("POST", f"/v1/interactions/{interaction['id']}/messages", customer["token"],
+                     {"text": "<b>bold?</b><img src=x onerror=\"window.__pwned=3\">"})
+    wait(driver, "the message's preview and unread count",
+         lambda d: "<b>bold?</b>" in d.find_element(By.ID, "queue").text
+         and d.find_element(By.CSS_SELECTOR, "#queue .unread").text == "1")
+    assert driver.execute_script("return window.__pwned === undefined"), "markup from the API ran in the page"
+    assert not driver.find_elements(By.CSS_SELECTOR, "#queue img, #queue b, #queue script")
+
+    # The link works once: opened again, it says so.
+    driver.execute_script("sessionStorage.clear()")
+    driver.get("about:blank")  # a new document: the same URL with only its fragment changed would not load again
+    driver.get(link["url"])
+    wait(driver, "the used link's error", lambda d: "used already" in d.find_element(By.ID, "message").text)
+
+    # Signing out ends the session.
+    _, again = call("POST", "/v1/console/links", key, {"agent_id": "agent-7"})
+    driver.get("about:blank")
+    driver.get(again["url"])
+    wait(driver, "signing in again", lambda d: d.find_element(By.ID, "who").text == "agent-7")
+    token = driver.execute_script("return sessionStorage.getItem('switchboard.token')")
+    driver.find_element(By.ID, "sign-out").click()
+    wait(driver, "signing out", lambda d: d.execute_script("return sessionStorage.getItem('switchboard.token')") is None)
+    assert call("GET", "/v1/sessions/current", token)[0] == 401, "the session outlived signing out"
+
+    errors = [entry for entry in driver.get_log("browser")
+              if entry["level"] == "SEVERE" and "favicon" not in entry["message"] and "401" not in entry["message"]]
+    if errors:
+        raise SystemExit("console: errors in the browser's console:\n" + "\n".join(e["message"] for e in errors))
+    print("console: signed in through a one-time link, the queue live and as text, a used link refused, "
+          "signed out; no error in the browser's console")
+finally:
+    if driver:
+        driver.quit()
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=20)
