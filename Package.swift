@@ -37,7 +37,8 @@ let package = Package(
         .target(name: "Webhooks", dependencies: ["CCurl", "Crypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
         // The agent console: its files embedded in the binary, and its one-time sign-in links.
         .target(name: "Console", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"],
-                resources: [.embedInCode("Files/index.html"), .embedInCode("Files/app.js"), .embedInCode("Files/style.css")],
+                resources: [.embedInCode("Files/index.html"), .embedInCode("Files/app.js"), .embedInCode("Files/api.js"),
+                            .embedInCode("Files/conversation.js"), .embedInCode("Files/style.css")],
                 swiftSettings: strict),
         .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks", "Console"],
                 resources: [.embedInCode("openapi.yaml")], swiftSettings: strict),

@@ -18,6 +18,8 @@ struct ConsoleFiles: Sendable {
         for (name, bytes, type) in [
             ("index.html", PackageResources.index_html, "text/html; charset=utf-8"),
             ("app.js", PackageResources.app_js, "text/javascript; charset=utf-8"),
+            ("api.js", PackageResources.api_js, "text/javascript; charset=utf-8"),
+            ("conversation.js", PackageResources.conversation_js, "text/javascript; charset=utf-8"),
             ("style.css", PackageResources.style_css, "text/css; charset=utf-8"),
         ] {
             let digest = SHA256.hash(bytes).prefix(12).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()

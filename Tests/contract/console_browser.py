@@ -5,7 +5,9 @@ tool environment) through chromium-driver, against the real binary and Postgres.
 An agent signs in through a one-time link (the code leaves the address bar; a second use of the link shows a clear
 error); the queue shows the tenant's interactions live — one a customer opens through the API appears within 2 s,
 with its preview and unread count when the customer writes; a subject and a message carrying HTML and script show as
-text and run nothing; signing out ends the session. No JavaScript error may reach the browser's console.
+text and run nothing. The agent opens it, claims it (it moves from the queue to their own), replies with Enter (the
+customer's list has it), sees the customer typing and "Seen", writes a private note (never in the customer's list)
+and ends it; signing out ends the session. No JavaScript error may reach the browser's console.
 
     console_browser.py BINARY      (DATABASE_URL must point at an empty or migrated database)
 """
@@ -97,6 +99,34 @@ try:
     assert driver.execute_script("return window.__pwned === undefined"), "markup from the API ran in the page"
     assert not driver.find_elements(By.CSS_SELECTOR, "#queue img, #queue b, #queue script")
 
+    # Opening it: claim, reply, the customer's typing and reading, a private note, the end.
+    driver.find_element(By.CSS_SELECTOR, f'#queue button[data-id="{interaction["id"]}"]').click()
+    wait(driver, "the conversation's history", lambda d: "<b>bold?</b>" in d.find_element(By.ID, "messages").text)
+    driver.find_element(By.ID, "claim").click()
+    wait(driver, "the claim", lambda d: "agent-7" in d.find_element(By.ID, "conversation-state").text)
+    wait(driver, "the interaction in Mine", lambda d: payload in d.find_element(By.ID, "mine").text)
+    wait(driver, "the interaction leaving the queue", lambda d: payload not in d.find_element(By.ID, "queue").text)
+    box = driver.find_element(By.ID, "reply-text")
+    box.send_keys("Hello, I can help.")
+    box.send_keys("\n")  # Enter sends
+    wait(driver, "the reply in the conversation", lambda d: "Hello, I can help." in d.find_element(By.ID, "messages").text)
+    _, page = call("GET", f"/v1/interactions/{interaction['id']}/messages", customer["token"])
+    assert [m["text"] for m in page["items"]][-1] == "Hello, I can help.", page
+    call("POST", f"/v1/interactions/{interaction['id']}/typing", customer["token"], {"typing": True})
+    wait(driver, "the typing indicator", lambda d: d.find_element(By.ID, "typing").is_displayed())
+    last = page["items"][-1]["seq"]
+    call("POST", f"/v1/interactions/{interaction['id']}/read", customer["token"], {"event_id": last})
+    wait(driver, "Seen", lambda d: d.find_element(By.ID, "seen").is_displayed())
+    driver.find_element(By.ID, "note-text").send_keys("Checked the card's history.")
+    driver.find_element(By.CSS_SELECTOR, "#note-form button").click()
+    wait(driver, "the private note", lambda d: "Private note" in d.find_element(By.ID, "messages").text
+         and "Checked the card's history." in d.find_element(By.ID, "messages").text)
+    _, page = call("GET", f"/v1/interactions/{interaction['id']}/messages", customer["token"])
+    assert not any("card's history" in m["text"] for m in page["items"]), "a note reached the customer"
+    driver.find_element(By.ID, "end").click()
+    wait(driver, "the end", lambda d: d.find_element(By.ID, "conversation-state").text.startswith("ended"))
+    wait(driver, "the interaction leaving the lists", lambda d: payload not in d.find_element(By.ID, "mine").text)
+
     # The link works once: opened again, it says so.
     driver.execute_script("sessionStorage.clear()")
     driver.get("about:blank")  # a new document: the same URL with only its fragment changed would not load again
@@ -117,8 +147,9 @@ try:
               if entry["level"] == "SEVERE" and "favicon" not in entry["message"] and "401" not in entry["message"]]
     if errors:
         raise SystemExit("console: errors in the browser's console:\n" + "\n".join(e["message"] for e in errors))
-    print("console: signed in through a one-time link, the queue live and as text, a used link refused, "
-          "signed out; no error in the browser's console")
+    print("console: signed in through a one-time link; the queue live and as text; claimed, replied (Enter), saw the "
+          "customer type and read, wrote a private note the customer never saw, ended it; a used link refused; signed "
+          "out; no error in the browser's console")
 finally:
     if driver:
         driver.quit()

@@ -1,29 +1,15 @@
-// The agent console: signs in with a one-time link's code (never a token in the URL), keeps the session in
-// sessionStorage, and follows the agent's inbox live with fetch and a stream reader (EventSource cannot send the
-// Authorization header), resuming with Last-Event-ID after a drop. Every text from the API is set as text, never HTML.
-
-const session = {
-  get token() { return sessionStorage.getItem("switchboard.token"); },
-  set token(value) { value ? sessionStorage.setItem("switchboard.token", value) : sessionStorage.removeItem("switchboard.token"); },
-};
+// The agent console: signs in with a one-time link's code (never a token in the URL), follows the agent's inbox
+// live, lists the queue, the agent's own and every open interaction, and opens one to work in. Every text from the
+// API is set as text, never as HTML.
+import { api, element, follow, session } from "./api.js";
+import { closeConversation, currentInteraction, openConversation, showNote, wireConversation } from "./conversation.js";
 
 const $ = (id) => document.getElementById(id);
 
 function show(text) {
   const box = $("message");
-  box.textContent = text;
+  box.textContent = text ?? "";
   box.hidden = !text;
-}
-
-async function api(method, path, body) {
-  const response = await fetch(path, {
-    method,
-    headers: { "Authorization": `Bearer ${session.token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const data = response.status === 204 ? null : await response.json().catch(() => null);
-  if (!response.ok) throw new Error(data?.detail ?? data?.title ?? `The server answered ${response.status}.`);
-  return data;
 }
 
 async function signIn() {
@@ -41,75 +27,52 @@ async function signIn() {
   return api("GET", "/v1/sessions/current");
 }
 
-// The inbox: what is in view, by interaction id.
+// The inbox: every started interaction, by id, as the stream last showed it.
 const interactions = new Map();
 
-function render() {
-  const me = $("who").dataset.agent;
-  for (const [list, test] of [["queue", (i) => !i.assigned_agent_id], ["mine", (i) => i.assigned_agent_id === me]]) {
-    const items = [...interactions.values()].filter((i) => i.in_view && i.state === "started" && test(i))
-      .sort((a, b) => b.created_at.localeCompare(a.created_at));
-    $(list).replaceChildren(...items.map((i) => {
-      const item = document.createElement("li");
-      item.textContent = i.subject ?? "(no subject)";
+function render(me) {
+  const open = [...interactions.values()].filter((i) => i.state === "started")
+    .sort((a, b) => b.created_at.localeCompare(a.created_at));
+  for (const [list, test] of [["queue", (i) => !i.assigned_agent_id], ["mine", (i) => i.assigned_agent_id === me],
+                              ["all", () => true]]) {
+    $(list).replaceChildren(...open.filter(test).map((i) => {
+      const item = element("li");
+      const button = element("button", i.subject ?? "(no subject)", "open");
+      button.type = "button";
+      button.dataset.id = i.id;
+      button.addEventListener("click", () => openConversation(i.id, show));
+      item.append(button);
       if (i.unread_count > 0) {
-        const badge = document.createElement("span");
-        badge.className = "unread";
-        badge.textContent = String(i.unread_count);
+        const badge = element("span", String(i.unread_count), "unread");
         badge.setAttribute("aria-label", `${i.unread_count} unread`);
         item.append(badge);
       }
       if (i.last_message) {
-        const preview = document.createElement("span");
-        preview.className = "preview";
-        preview.textContent = (i.last_message.kind === "note" ? "Note: " : "") + i.last_message.text;
-        item.append(preview);
+        item.append(element("span", (i.last_message.kind === "note" ? "Note: " : "") + i.last_message.text, "preview"));
       }
       return item;
     }));
   }
 }
 
-async function followInbox() {
-  let lastEventID = null;
-  for (let delay = 500; ; delay = Math.min(delay * 2, 15000)) {
-    try {
-      const headers = { "Authorization": `Bearer ${session.token}`, "Accept": "text/event-stream" };
-      if (lastEventID) headers["Last-Event-ID"] = lastEventID;
-      const response = await fetch("/v1/inbox/events?assigned=any", { headers });
-      if (response.status === 400 && lastEventID) { lastEventID = null; interactions.clear(); continue; }
-      if (!response.ok) throw new Error((await response.json().catch(() => null))?.detail ?? `The server answered ${response.status}.`);
-      $("connection").textContent = "Live";
-      delay = 500;
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          let event = "message", data = [];
-          for (const line of block.split("\n")) {
-            if (line.startsWith("id: ")) lastEventID = line.slice(4);
-            else if (line.startsWith("event: ")) event = line.slice(7);
-            else if (line.startsWith("data: ")) data.push(line.slice(6));
-          }
-          if (event === "interaction") {
-            const entry = JSON.parse(data.join("\n"));
-            if (entry.in_view) interactions.set(entry.id, entry); else interactions.delete(entry.id);
-            render();
-          }
-        }
+function followInbox(me) {
+  follow("/v1/inbox/events?assigned=any&state=started", {
+    signal: new AbortController().signal,
+    onState: (state, detail) => {
+      $("connection").textContent = state === "live" ? "Live" : "Reconnecting…";
+      if (detail) show(detail);
+    },
+    onEvent: (event, data) => {
+      if (event === "restart") { interactions.clear(); render(me); return; }
+      if (event === "interaction") {
+        if (data.in_view) interactions.set(data.id, data); else interactions.delete(data.id);
+        if (!data.in_view && currentInteraction() === data.id && data.state !== "started") { /* stays open to read */ }
+        render(me);
+      } else if (event === "note") {
+        showNote(data);
       }
-    } catch (error) {
-      show(error.message);
-    }
-    $("connection").textContent = "Reconnecting…";
-    await new Promise((resolve) => setTimeout(resolve, delay));
-  }
+    },
+  });
 }
 
 $("sign-out").addEventListener("click", async () => {
@@ -118,11 +81,18 @@ $("sign-out").addEventListener("click", async () => {
   location.reload();
 });
 
+$("status").addEventListener("change", async () => {
+  try { await api("POST", "/v1/agents/me/status", { status: $("status").value }); } catch (error) { show(error.message); }
+});
+
+document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeConversation(); });
+
 signIn().then((me) => {
   $("who").textContent = me.user_id;
   $("who").dataset.agent = me.user_id;
-  $("sign-out").hidden = false;
+  for (const id of ["sign-out", "status"]) $(id).hidden = false;
   $("lists").hidden = false;
   show("");
-  followInbox();
+  wireConversation(show);
+  followInbox(me.user_id);
 }).catch((error) => show(error.message));
