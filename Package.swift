@@ -38,7 +38,8 @@ let package = Package(
         // The agent console: its files embedded in the binary, and its one-time sign-in links.
         .target(name: "Console", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"],
                 resources: [.embedInCode("Files/index.html"), .embedInCode("Files/app.js"), .embedInCode("Files/api.js"),
-                            .embedInCode("Files/conversation.js"), .embedInCode("Files/style.css")],
+                            .embedInCode("Files/conversation.js"), .embedInCode("Files/inbox-worker.js"),
+                            .embedInCode("Files/style.css")],
                 swiftSettings: strict),
         .target(name: "App", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Feeds", "Interactions", "Webhooks", "Console"],
                 resources: [.embedInCode("openapi.yaml")], swiftSettings: strict),

@@ -69,6 +69,8 @@ struct MetricsRoute: Sendable {
                                  ("source=\"libmicrohttpd\"", Double(servers.reduce(0) { $0 + $1.libraryLogLinesDropped }))])
         lines += Metrics.series("switchboard_sse_subscribers", "gauge", "Live event-stream subscribers.",
                                 [("", Double(services.interactionEvents.subscriberCount))])
+        lines += Metrics.series("switchboard_inbox_streams", "gauge", "Agents' inbox streams open in this process.",
+                                [("", Double(services.inbox.watcherCount))])
         lines += Metrics.series("switchboard_sse_dispatch_failures_total", "counter",
                                 "Live event-log reads that failed and were retried.",
                                 [("", Double(services.interactionEvents.dispatchFailures))])

@@ -20,6 +20,7 @@ struct ConsoleFiles: Sendable {
             ("app.js", PackageResources.app_js, "text/javascript; charset=utf-8"),
             ("api.js", PackageResources.api_js, "text/javascript; charset=utf-8"),
             ("conversation.js", PackageResources.conversation_js, "text/javascript; charset=utf-8"),
+            ("inbox-worker.js", PackageResources.inbox_worker_js, "text/javascript; charset=utf-8"),
             ("style.css", PackageResources.style_css, "text/css; charset=utf-8"),
         ] {
             let digest = SHA256.hash(bytes).prefix(12).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()

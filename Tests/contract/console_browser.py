@@ -19,6 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 ADMIN = "console-admin-token-0123456789"
+METRICS = "console-metrics-token-0123456789"
 
 
 def free_port():
@@ -30,7 +31,7 @@ def free_port():
 port = free_port()
 base = f"http://127.0.0.1:{port}"
 env = dict(os.environ, PORT=str(port), STREAM_PORT="off", HOST="127.0.0.1", LOG_LEVEL="error",
-           SWITCHBOARD_ADMIN_TOKEN=ADMIN, RATE_LIMIT_PER_MINUTE="0", PUBLIC_URL=base)
+           SWITCHBOARD_ADMIN_TOKEN=ADMIN, RATE_LIMIT_PER_MINUTE="0", PUBLIC_URL=base, METRICS_TOKEN=METRICS)
 server = subprocess.Popen([sys.argv[1], "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -47,6 +48,15 @@ def call(method, path, token=None, body=None):
             return response.status, json.loads(raw) if raw else None
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"null")
+
+
+def inbox_streams():
+    request = urllib.request.Request(base + "/metrics", headers={"Authorization": f"Bearer {METRICS}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("switchboard_inbox_streams "):
+                return int(float(line.split()[1]))
+    return None
 
 
 def wait(driver, what, condition, seconds=10):
@@ -126,6 +136,23 @@ try:
     driver.find_element(By.ID, "end").click()
     wait(driver, "the end", lambda d: d.find_element(By.ID, "conversation-state").text.startswith("ended"))
     wait(driver, "the interaction leaving the lists", lambda d: payload not in d.find_element(By.ID, "mine").text)
+
+    # A second tab of the same agent shares the first one's inbox stream: one stream on the server for both.
+    first_tab = driver.current_window_handle
+    driver.execute_script("window.open('/console/', '_blank')")
+    second_tab = [handle for handle in driver.window_handles if handle != first_tab][0]
+    driver.switch_to.window(second_tab)
+    wait(driver, "the second tab signing in", lambda d: d.find_element(By.ID, "who").text == "agent-7")
+    wait(driver, "the second tab going live", lambda d: d.find_element(By.ID, "connection").text == "Live")
+    status, second = call("POST", "/v1/interactions", customer["token"], {"subject": "Second tab"})
+    for handle in [second_tab, first_tab]:
+        driver.switch_to.window(handle)
+        wait(driver, "the new interaction in both tabs", lambda d: "Second tab" in d.find_element(By.ID, "queue").text, 2)
+    assert inbox_streams() == 1, f"two tabs hold {inbox_streams()} inbox streams"
+    driver.switch_to.window(second_tab)
+    driver.close()
+    driver.switch_to.window(first_tab)
+    print("console: two tabs of one agent held one inbox stream between them")
 
     # The link works once: opened again, it says so.
     driver.execute_script("sessionStorage.clear()")

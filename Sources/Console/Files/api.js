@@ -19,12 +19,13 @@ export async function api(method, path, body) {
 }
 
 // Follows the event stream at `path` until `signal` aborts: calls onEvent(event, data, id) for each event and
-// onState("live" | "reconnecting" | "over", detail) as the connection changes. A 204 or an event named in `finalEvents`
-// ends it; a 400 for the last id starts over without it.
-export async function follow(path, { onEvent, onState, signal, lastEventID = null, isFinal = () => false }) {
+// onState("live" | "reconnecting" | "over", detail) as the connection changes. A 204 or an event `isFinal` accepts
+// ends it; a 400 for the last id starts over without it (onEvent("restart")). `token` gives the bearer token.
+export async function follow(path, { onEvent, onState, signal, lastEventID = null, isFinal = () => false,
+                                     token = () => session.token }) {
   for (let delay = 500; !signal.aborted; delay = Math.min(delay * 2, 15000)) {
     try {
-      const headers = { "Authorization": `Bearer ${session.token}`, "Accept": "text/event-stream" };
+      const headers = { "Authorization": `Bearer ${token()}`, "Accept": "text/event-stream" };
       if (lastEventID) headers["Last-Event-ID"] = lastEventID;
       const response = await fetch(path, { headers, signal });
       if (response.status === 204) { onState("over"); return; }

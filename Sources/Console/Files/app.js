@@ -55,23 +55,38 @@ function render(me) {
   }
 }
 
+// What the inbox stream says, from the tabs' shared worker or, without one, from a stream of this tab's own.
+function onInbox(me, message) {
+  if (message.type === "state") {
+    $("connection").textContent = message.state === "live" ? "Live" : "Reconnecting…";
+    if (message.detail) show(message.detail);
+  } else if (message.type === "snapshot" || message.type === "restart") {
+    interactions.clear();
+    for (const entry of message.interactions ?? []) interactions.set(entry.id, entry);
+    if (message.state) $("connection").textContent = message.state === "live" ? "Live" : "Reconnecting…";
+    render(me);
+  } else if (message.event === "interaction") {
+    const data = message.data;
+    if (data.in_view) interactions.set(data.id, data); else interactions.delete(data.id);
+    render(me);
+  } else if (message.event === "note") {
+    showNote(message.data);
+  }
+}
+
 function followInbox(me) {
+  if (window.SharedWorker) {
+    const worker = new SharedWorker("inbox-worker.js", { type: "module", name: "switchboard-inbox" });
+    worker.port.onmessage = (message) => onInbox(me, message.data);
+    worker.port.start();
+    worker.port.postMessage({ type: "hello", token: session.token });
+    addEventListener("pagehide", () => worker.port.postMessage({ type: "bye" }));
+    return;
+  }
   follow("/v1/inbox/events?assigned=any&state=started", {
     signal: new AbortController().signal,
-    onState: (state, detail) => {
-      $("connection").textContent = state === "live" ? "Live" : "Reconnecting…";
-      if (detail) show(detail);
-    },
-    onEvent: (event, data) => {
-      if (event === "restart") { interactions.clear(); render(me); return; }
-      if (event === "interaction") {
-        if (data.in_view) interactions.set(data.id, data); else interactions.delete(data.id);
-        if (!data.in_view && currentInteraction() === data.id && data.state !== "started") { /* stays open to read */ }
-        render(me);
-      } else if (event === "note") {
-        showNote(data);
-      }
-    },
+    onState: (state, detail) => onInbox(me, { type: "state", state, detail }),
+    onEvent: (event, data) => onInbox(me, event === "restart" ? { type: "restart" } : { type: "event", event, data }),
   });
 }
 
