@@ -15,7 +15,9 @@ import json, os, pathlib, signal, socket, subprocess, sys, time, urllib.error, u
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 ADMIN = "console-admin-token-0123456789"
@@ -32,7 +34,23 @@ port = free_port()
 base = f"http://127.0.0.1:{port}"
 env = dict(os.environ, PORT=str(port), STREAM_PORT="off", HOST="127.0.0.1", LOG_LEVEL="error",
            SWITCHBOARD_ADMIN_TOKEN=ADMIN, RATE_LIMIT_PER_MINUTE="0", PUBLIC_URL=base, METRICS_TOKEN=METRICS)
-server = subprocess.Popen([sys.argv[1], "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def launch():
+    return subprocess.Popen([sys.argv[1], "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def ready():
+    for _ in range(300):
+        try:
+            if urllib.request.urlopen(base + "/readyz", timeout=1).status == 200:
+                return
+        except Exception:
+            time.sleep(0.1)
+    raise SystemExit("console: the server did not become ready")
+
+
+server = launch()
 
 
 def call(method, path, token=None, body=None):
@@ -69,12 +87,7 @@ def wait(driver, what, condition, seconds=10):
 
 driver = None
 try:
-    for _ in range(200):
-        try:
-            if urllib.request.urlopen(base + "/readyz", timeout=1).status == 200:
-                break
-        except Exception:
-            time.sleep(0.1)
+    ready()
     _, tenant = call("POST", "/v1/admin/tenants", ADMIN, {"name": "Console"})
     key = tenant["api_key"]
     _, customer = call("POST", "/v1/sessions", key, {"user_id": "alice", "role": "customer"})
@@ -153,6 +166,55 @@ try:
     driver.close()
     driver.switch_to.window(first_tab)
     print("console: two tabs of one agent held one inbox stream between them")
+
+    # The server restarts: the page says it is reconnecting, comes back by itself, and misses nothing — an
+    # interaction opened the moment the new process is up, before the page is back, still arrives.
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=30)
+    wait(driver, "the page saying it reconnects", lambda d: d.find_element(By.ID, "connection").text == "Reconnecting…")
+    server = launch()
+    ready()
+    status, after = call("POST", "/v1/interactions", customer["token"], {"subject": "Opened during the restart"})
+    assert status == 201, after
+    wait(driver, "the page back, with what happened meanwhile",
+         lambda d: "Opened during the restart" in d.find_element(By.ID, "queue").text, 20)
+    wait(driver, "the page live again", lambda d: d.find_element(By.ID, "connection").text == "Live")
+    print("console: after a server restart the page reconnected by itself and missed nothing")
+
+    # Keyboard only: Tab to the conversation, Enter opens it, Tab to the reply, type, Enter sends.
+    def tab_to(condition, limit=40):
+        for _ in range(limit):
+            if driver.execute_script(condition):
+                return
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+        raise SystemExit(f"console: Tab never reached {condition}")
+    driver.execute_script("document.activeElement?.blur()")
+    tab_to(f"return document.activeElement?.dataset?.id === '{after['id']}'")
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    wait(driver, "the conversation opened from the keyboard",
+         lambda d: d.find_element(By.ID, "conversation-title").text == "Opened during the restart")
+    tab_to("return document.activeElement?.id === 'reply-text'")
+    ActionChains(driver).send_keys("Typed without a mouse").send_keys(Keys.ENTER).perform()
+    wait(driver, "the keyboard reply", lambda d: "Typed without a mouse" in d.find_element(By.ID, "messages").text)
+    print("console: Tab and Enter alone opened a conversation and sent a reply")
+
+    # A phone-sized window: the same page, one column, still usable (claim, send).
+    driver.set_window_size(390, 844)
+    status, small = call("POST", "/v1/interactions", customer["token"], {"subject": "From a small screen"})
+    wait(driver, "the interaction on the small screen", lambda d: "From a small screen" in d.find_element(By.ID, "queue").text)
+    driver.find_element(By.CSS_SELECTOR, f'#queue button[data-id="{small["id"]}"]').click()
+    wait(driver, "the conversation on the small screen",
+         lambda d: d.find_element(By.ID, "conversation-title").text == "From a small screen")
+    driver.find_element(By.ID, "claim").click()
+    wait(driver, "the claim on the small screen", lambda d: "agent-7" in d.find_element(By.ID, "conversation-state").text)
+    driver.find_element(By.ID, "reply-text").send_keys("Sent from a phone-sized window")
+    driver.find_element(By.ID, "send").click()
+    wait(driver, "the reply on the small screen",
+         lambda d: "Sent from a phone-sized window" in d.find_element(By.ID, "messages").text)
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px screen"
+    driver.set_window_size(1280, 800)
+    print("console: at 390x844 the page claimed and sent, with nothing wider than the screen")
 
     # The link works once: opened again, it says so.
     driver.execute_script("sessionStorage.clear()")
