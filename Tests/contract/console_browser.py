@@ -10,6 +10,8 @@ customer's list has it), sees the customer typing and "Seen", writes a private n
 and ends it; signing out ends the session. No JavaScript error may reach the browser's console.
 
     console_browser.py BINARY      (DATABASE_URL must point at an empty or migrated database)
+
+With CONSOLE_SCREENSHOTS=DIR it also saves DIR/console-queue.png and DIR/console-conversation.png, the README's.
 """
 import json, os, pathlib, signal, socket, subprocess, sys, time, urllib.error, urllib.request
 
@@ -66,6 +68,15 @@ def call(method, path, token=None, body=None):
             return response.status, json.loads(raw) if raw else None
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"null")
+
+
+SCREENSHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
+
+
+def screenshot(driver, name):
+    if SCREENSHOTS:
+        pathlib.Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(pathlib.Path(SCREENSHOTS) / name))
 
 
 def inbox_streams():
@@ -146,6 +157,7 @@ try:
          and "Checked the card's history." in d.find_element(By.ID, "messages").text)
     _, page = call("GET", f"/v1/interactions/{interaction['id']}/messages", customer["token"])
     assert not any("card's history" in m["text"] for m in page["items"]), "a note reached the customer"
+    screenshot(driver, "console-conversation.png")
     driver.find_element(By.ID, "end").click()
     wait(driver, "the end", lambda d: d.find_element(By.ID, "conversation-state").text.startswith("ended"))
     wait(driver, "the interaction leaving the lists", lambda d: payload not in d.find_element(By.ID, "mine").text)
@@ -166,6 +178,12 @@ try:
     driver.close()
     driver.switch_to.window(first_tab)
     print("console: two tabs of one agent held one inbox stream between them")
+    if SCREENSHOTS:
+        for subject in ["Card blocked abroad", "Change of address", "Statement for March"]:
+            call("POST", "/v1/interactions", customer["token"], {"subject": subject})
+        wait(driver, "the queue for its picture", lambda d: "Statement for March" in d.find_element(By.ID, "queue").text)
+        driver.find_element(By.ID, "close").click()
+        screenshot(driver, "console-queue.png")
 
     # The server restarts: the page says it is reconnecting, comes back by itself, and misses nothing — an
     # interaction opened the moment the new process is up, before the page is back, still arrives.
