@@ -5,9 +5,11 @@ tool environment) through chromium-driver, against the real binary and Postgres.
 An agent signs in through a one-time link (the code leaves the address bar; a second use of the link shows a clear
 error); the queue shows the tenant's interactions live — one a customer opens through the API appears within 2 s,
 with its preview and unread count when the customer writes; a subject and a message carrying HTML and script show as
-text and run nothing. The agent opens it, claims it (it moves from the queue to their own), replies with Enter (the
-customer's list has it), sees the customer typing and "Seen", writes a private note (never in the customer's list)
-and ends it; signing out ends the session. No JavaScript error may reach the browser's console.
+text and run nothing. Two agents, A and B, each in a browser: a new interaction reaches both queues within 2 s;
+A opens it and claims it (it leaves B's queue within 2 s), replies with Enter (the customer's stream gets it), sees
+the customer typing and "Seen", writes private notes (B, watching, sees them; the customer's stream and list never
+do) and ends it. Then two tabs hold one inbox stream, a server restart is survived, Tab and Enter alone work, and a
+390x844 window is usable; signing out ends the session. No JavaScript error may reach the browser's console.
 
     console_browser.py BINARY      (DATABASE_URL must point at an empty or migrated database)
 
@@ -20,7 +22,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ADMIN = "console-admin-token-0123456789"
 METRICS = "console-metrics-token-0123456789"
@@ -96,7 +98,43 @@ def wait(driver, what, condition, seconds=10):
                          + driver.find_element(By.TAG_NAME, "body").text)
 
 
+def browser():
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
+
+
+class CustomerStream:
+    """The customer's event stream of one interaction, read on a thread of its own."""
+
+    def __init__(self, interaction, token):
+        import threading
+        self.text, self.events = "", []
+        request = urllib.request.Request(f"{base}/v1/interactions/{interaction}/events",
+                                         headers={"Authorization": f"Bearer {token}", "Last-Event-ID": "0"})
+        self.response = urllib.request.urlopen(request, timeout=60)
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        try:
+            for line in self.response:
+                self.text += line.decode()
+        except Exception:
+            pass
+
+    def close(self):
+        try:
+            self.response.close()
+        except Exception:
+            pass
+
+
 driver = None
+colleague = None
 try:
     ready()
     _, tenant = call("POST", "/v1/admin/tenants", ADMIN, {"name": "Console"})
@@ -105,12 +143,11 @@ try:
     _, link = call("POST", "/v1/console/links", key, {"agent_id": "agent-7"})
     assert link["url"].startswith(base + "/console/#code="), link
 
-    options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
-        options.add_argument(argument)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
+    driver = browser()
+    colleague = browser()
+    _, colleague_link = call("POST", "/v1/console/links", key, {"agent_id": "agent-8"})
+    colleague.get(colleague_link["url"])
+    wait(colleague, "agent B signing in", lambda d: d.find_element(By.ID, "who").text == "agent-8")
 
     # Signing in through the link: the code leaves the address bar, the agent's name shows, the stream goes live.
     driver.get(link["url"])
@@ -123,8 +160,10 @@ try:
     status, interaction = call("POST", "/v1/interactions", customer["token"], {"subject": payload})
     assert status == 201, interaction
     started = time.monotonic()
-    wait(driver, "the new interaction in the queue", lambda d: payload in d.find_element(By.ID, "queue").text, 2)
-    print(f"console: a new interaction reached the queue in {time.monotonic() - started:.2f} s")
+    wait(driver, "the new interaction in A's queue", lambda d: payload in d.find_element(By.ID, "queue").text, 2)
+    wait(colleague, "the new interaction in B's queue", lambda d: payload in d.find_element(By.ID, "queue").text, 2)
+    print(f"console: a new interaction reached both agents' queues in {time.monotonic() - started:.2f} s")
+    stream = CustomerStream(interaction["id"], customer["token"])
     status, _ = call("POST", f"/v1/interactions/{interaction['id']}/messages", customer["token"],
                      {"text": "<b>bold?</b><img src=x onerror=\"window.__pwned=3\">"})
     wait(driver, "the message's preview and unread count",
@@ -138,6 +177,9 @@ try:
     wait(driver, "the conversation's history", lambda d: "<b>bold?</b>" in d.find_element(By.ID, "messages").text)
     driver.find_element(By.ID, "claim").click()
     wait(driver, "the claim", lambda d: "agent-7" in d.find_element(By.ID, "conversation-state").text)
+    started = time.monotonic()
+    wait(colleague, "the claimed interaction leaving B's queue", lambda d: payload not in d.find_element(By.ID, "queue").text, 2)
+    print(f"console: a claimed interaction left the other agent's queue in {time.monotonic() - started:.2f} s")
     wait(driver, "the interaction in Mine", lambda d: payload in d.find_element(By.ID, "mine").text)
     wait(driver, "the interaction leaving the queue", lambda d: payload not in d.find_element(By.ID, "queue").text)
     box = driver.find_element(By.ID, "reply-text")
@@ -146,6 +188,10 @@ try:
     wait(driver, "the reply in the conversation", lambda d: "Hello, I can help." in d.find_element(By.ID, "messages").text)
     _, page = call("GET", f"/v1/interactions/{interaction['id']}/messages", customer["token"])
     assert [m["text"] for m in page["items"]][-1] == "Hello, I can help.", page
+    deadline = time.monotonic() + 5
+    while "Hello, I can help." not in stream.text and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Hello, I can help." in stream.text, "the reply never reached the customer's stream"
     call("POST", f"/v1/interactions/{interaction['id']}/typing", customer["token"], {"typing": True})
     wait(driver, "the typing indicator", lambda d: d.find_element(By.ID, "typing").is_displayed())
     last = page["items"][-1]["seq"]
@@ -157,10 +203,30 @@ try:
          and "Checked the card's history." in d.find_element(By.ID, "messages").text)
     _, page = call("GET", f"/v1/interactions/{interaction['id']}/messages", customer["token"])
     assert not any("card's history" in m["text"] for m in page["items"]), "a note reached the customer"
+    # B, with the interaction open, sees A's note arrive; the customer's stream never carries it.
+    colleague.find_element(By.CSS_SELECTOR, f'#all button[data-id="{interaction["id"]}"]').click()
+    wait(colleague, "A's note in B's view", lambda d: "Checked the card's history." in d.find_element(By.ID, "messages").text)
+    driver.find_element(By.ID, "note-text").send_keys("Second note, while B watches.")
+    driver.find_element(By.CSS_SELECTOR, "#note-form button").click()
+    wait(colleague, "A's live note in B's view", lambda d: "Second note, while B watches." in d.find_element(By.ID, "messages").text)
+    assert "card's history" not in stream.text and "while B watches" not in stream.text, "a note reached the customer's stream"
+    # A hands it to B, who is online: it moves to B's own list.
+    driver.find_element(By.ID, "close").click()
+    driver.find_element(By.CSS_SELECTOR, f'#all button[data-id="{interaction["id"]}"]').click()
+    wait(driver, "B among the online agents", lambda d: "agent-8" in d.find_element(By.ID, "assignee").text)
+    Select(driver.find_element(By.ID, "assignee")).select_by_value("agent-8")
+    driver.find_element(By.ID, "assign").click()
+    wait(driver, "the assignment", lambda d: "agent-8" in d.find_element(By.ID, "conversation-state").text)
+    wait(colleague, "the interaction in B's own list", lambda d: payload in d.find_element(By.ID, "mine").text, 2)
+    colleague_errors = [e for e in colleague.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+    assert not colleague_errors, "errors in B's browser console:\n" + "\n".join(e["message"] for e in colleague_errors)
     screenshot(driver, "console-conversation.png")
     driver.find_element(By.ID, "end").click()
     wait(driver, "the end", lambda d: d.find_element(By.ID, "conversation-state").text.startswith("ended"))
-    wait(driver, "the interaction leaving the lists", lambda d: payload not in d.find_element(By.ID, "mine").text)
+    wait(driver, "the interaction leaving the lists", lambda d: payload not in d.find_element(By.ID, "all").text)
+    stream.close()
+    colleague.quit()
+    colleague = None
 
     # A second tab of the same agent shares the first one's inbox stream: one stream on the server for both.
     first_tab = driver.current_window_handle
@@ -258,7 +324,8 @@ try:
           "customer type and read, wrote a private note the customer never saw, ended it; a used link refused; signed "
           "out; no error in the browser's console")
 finally:
-    if driver:
-        driver.quit()
+    for browser_left in [driver, colleague]:
+        if browser_left:
+            browser_left.quit()
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=20)

@@ -37,7 +37,18 @@ function showState(interaction) {
   $("conversation-title").textContent = interaction.subject ?? "(no subject)";
   $("conversation-state").textContent = `${interaction.state}${interaction.assigned_agent_id ? ` · ${interaction.assigned_agent_id}` : " · unassigned"}`;
   const open = interaction.state === "started";
-  for (const id of ["reply-text", "send", "claim", "unassign", "end", "fail"]) $(id).disabled = !open;
+  for (const id of ["reply-text", "send", "claim", "unassign", "assignee", "assign", "end", "fail"]) $(id).disabled = !open;
+  if (!open) $("typing").hidden = true;
+}
+
+/// The online agents the interaction may be handed to.
+async function listAgents() {
+  const agents = await api("GET", "/v1/agents");
+  $("assignee").replaceChildren(...agents.items.filter((a) => a.status === "online").map((a) => {
+    const option = element("option", `${a.agent_id} (${a.open_interactions} open)`);
+    option.value = a.agent_id;
+    return option;
+  }));
 }
 
 function updateSeen() {
@@ -55,6 +66,7 @@ export async function openConversation(id, onError) {
   try {
     const interaction = await api("GET", `/v1/interactions/${id}`);
     showState(interaction);
+    listAgents().catch(() => {});
     current.customerRead = interaction.read_by_other_through;
     const notes = await api("GET", `/v1/interactions/${id}/notes?limit=100`);
     let typingTimer = null;
@@ -139,6 +151,10 @@ export function wireConversation(onError) {
   }));
   $("claim").addEventListener("click", act((id) => api("POST", `/v1/interactions/${id}/claim`, {}).then(showState)));
   $("unassign").addEventListener("click", act((id) => api("POST", `/v1/interactions/${id}/assign`, { agent_id: null }).then(showState)));
+  $("assign").addEventListener("click", act(async (id) => {
+    if (!$("assignee").value) { onError("No agent is online to take it."); return; }
+    showState(await api("POST", `/v1/interactions/${id}/assign`, { agent_id: $("assignee").value }));
+  }));
   $("end").addEventListener("click", act((id) => api("POST", `/v1/interactions/${id}/end`, {}).then(showState)));
   $("fail").addEventListener("click", act(async (id) => {
     const reason = $("fail-reason").value.trim();
