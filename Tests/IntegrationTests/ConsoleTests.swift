@@ -32,6 +32,16 @@ struct ConsoleTests {
         await app.stop()
     }
 
+    /// `CONSOLE=0`: neither the page nor its links are served.
+    @Test func theConsoleCanBeTurnedOff() async throws {
+        let app = try await TestApp.start(console: false)
+        let who = try await InteractionsEndToEndTests.people(app)
+        #expect(try await app.call("GET", "/console/").status == 404)
+        #expect(try await app.call("GET", "/console/app.js").status == 404)
+        #expect(try await app.call("POST", "/v1/console/links", token: who.apiKey, body: #"{"agent_id":"a"}"#).status == 404)
+        await app.stop()
+    }
+
     @Test func aLinkOpensOneAgentSessionOnce() async throws {
         let app = try await TestApp.start()
         let who = try await InteractionsEndToEndTests.people(app)

@@ -145,7 +145,7 @@ struct TestApp: Sendable {
                       reconnectDelay: Duration = .seconds(2), port: Int = 0,
                       streamListener: Bool = false, streamsPerPrincipal: Int = 20, databaseURL: String? = nil,
                       statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
-                      poolTimeout: Duration = .seconds(5), presenceGrace: Duration = .seconds(30),
+                      poolTimeout: Duration = .seconds(5), presenceGrace: Duration = .seconds(30), console: Bool = true,
                       webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true)) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
@@ -155,7 +155,8 @@ struct TestApp: Sendable {
             databaseURL: databaseURL ?? database.url,
             poolSize: 8, poolTimeout: poolTimeout, logLevel: .debug, adminToken: adminToken,
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay,
-            streamsPerPrincipal: streamsPerPrincipal, presenceGrace: presenceGrace, metricsToken: TestApp.metricsToken,
+            streamsPerPrincipal: streamsPerPrincipal, presenceGrace: presenceGrace, console: console,
+            metricsToken: TestApp.metricsToken,
             statementDeadline: statementDeadline, listenerLiveness: listenerLiveness, webhooks: webhooks)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
