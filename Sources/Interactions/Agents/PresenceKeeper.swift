@@ -60,6 +60,9 @@ public final class PresenceKeeper: Service {
         _ = await round(held: held, stopping: true)
     }
 
+    /// Failed rounds in a row: an outage is told once when it starts and then once a minute, not every second.
+    private let failuresInARow = Locked(0)
+
     /// One renewal and sweep; returns the agents whose leases this replica now holds.
     private func round(held: Set<InboxFeed.Agent>, stopping: Bool = false) async -> Set<InboxFeed.Agent> {
         let connected = stopping ? [] : Set(inbox.connectedAgents)
@@ -71,9 +74,14 @@ public final class PresenceKeeper: Service {
                 _ = try await store.sweep(grace: grace, channel: InteractionStore.channel)
                 try await drain()
             }
+            failuresInARow.withLock { $0 = 0 }
             return connected
         } catch {
-            onFailure(error)
+            let failures = failuresInARow.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            if failures == 1 || failures.isMultiple(of: 60) { onFailure(error) }
             return held
         }
     }

@@ -237,6 +237,7 @@ public final class InboxFeed: Service {
         var chain: XidSnapshot?
         var delay = Duration.milliseconds(50)
         var lastBatch = ContinuousClock.now - InboxFeed.batchInterval
+        var failures = 0
         for await _ in wakeups {
             // Under a stream of changes, batches come at most every `batchInterval`: the changes of that time share
             // one read (an idle feed reads at once).
@@ -254,8 +255,11 @@ public final class InboxFeed: Service {
             do {
                 chain = try await batch(after: chain, tenants: tenants, starts: starts, codec: codec)
                 delay = .milliseconds(50)
+                failures = 0
             } catch {
-                onFailure(error)
+                // An outage is told when it starts and then every 30th retry (about a minute), not at every one.
+                failures += 1
+                if failures == 1 || failures.isMultiple(of: 30) { onFailure(error) }
                 // Streams starting now are told (503); live streams wait for the next batch, which reads all of it.
                 for start in starts { start.continuation.resume(throwing: error) }
                 try? await Task.sleep(for: delay)
