@@ -254,6 +254,32 @@ struct InboxStreamTests {
         await app.stop()
     }
 
+    /// More streams starting at once than one batch opens: every one opens (the rest in the batches after), and a
+    /// change made meanwhile reaches all of them once.
+    @Test func aCrowdStartingAtOnceIsOpenedBatchByBatch() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        var agents: [String] = []
+        for n in 0 ..< 80 { agents.append(try await app.createSession(apiKey: who.apiKey, user: "crowd-\(n)", role: "agent")) }
+        let tokens = agents
+        let streams = try await withThrowingTaskGroup(of: EventStreamClient.self) { group in
+            for token in tokens { group.addTask { try await onThread { try Self.open(app, token) } } }
+            var opened: [EventStreamClient] = []
+            for try await stream in group { opened.append(stream) }
+            return opened
+        }
+        #expect(streams.count == 80 && streams.allSatisfy { $0.status == 200 })
+        for stream in streams { #expect(try await Self.next(stream, 2).map(\.event) == ["interaction", "snapshot-end"]) }
+        #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: who.alice, body: #"{"text":"all"}"#).status == 201)
+        for stream in streams {
+            let change = try await Self.interactions(stream, 1)
+            #expect((change.first?["last_message"] as? [String: Any])?["text"] as? String == "all")
+            stream.socket.shutdownAndClose()
+        }
+        await app.stop()
+    }
+
     @Test func inboxStreamsHaveACapOfTheirOwn() async throws {
         let app = try await TestApp.start(streamsPerPrincipal: 1)
         let who = try await InteractionsEndToEndTests.people(app)

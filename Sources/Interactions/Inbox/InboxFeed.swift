@@ -76,6 +76,9 @@ public final class InboxFeed: Service {
         }
     }
 
+    /// Most streams one batch opens.
+    static let startsPerBatch = 32
+
     /// The shortest time between two batches: what a change may wait for company.
     static let batchInterval = Duration.milliseconds(5)
 
@@ -244,10 +247,14 @@ public final class InboxFeed: Service {
             let due = lastBatch + InboxFeed.batchInterval
             if due > .now { try? await Task.sleep(until: due) }
             lastBatch = .now
-            let (starts, tenants) = state.withLock { state in
-                defer { state.starts = [] }
-                return (state.starts, Array(state.watchers.keys))
+            // A batch opens at most `startsPerBatch` streams: the rest wait for the next one, so that a crowd coming
+            // back at once (each opening with a snapshot of its view) never holds live changes up for long.
+            let (starts, tenants, more) = state.withLock { state in
+                let taken = Array(state.starts.prefix(InboxFeed.startsPerBatch))
+                state.starts.removeFirst(taken.count)
+                return (taken, Array(state.watchers.keys), !state.starts.isEmpty)
             }
+            if more { wake.yield() }
             if starts.isEmpty && tenants.isEmpty {
                 chain = nil
                 continue
