@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// Random bearer secrets: API keys (`sbk_…`) and session tokens (`sbs_…`).
 ///
 /// 32 bytes from the system CSPRNG (`SystemRandomNumberGenerator`, i.e. `getrandom(2)`), base64url without
@@ -14,7 +16,7 @@ public enum SecretToken {
         var generator = SystemRandomNumberGenerator()
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = generator.next() }
-        return kind.rawValue + base64URL(bytes)
+        return kind.rawValue + Base64URL.encode(bytes)
     }
 
     /// The kind of a presented secret, or nil when it has neither shape.
@@ -36,31 +38,7 @@ public enum SecretToken {
         case UInt8(ascii: "s"): kind = .session
         default: return nil
         }
-        for index in (start + 4) ..< bytes.endIndex where !isBase64URL(bytes[index]) { return nil }
+        for index in (start + 4) ..< bytes.endIndex where !Base64URL.isAlphabet(bytes[index]) { return nil }
         return kind
-    }
-
-    private static func isBase64URL(_ byte: UInt8) -> Bool {
-        (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 45 || byte == 95
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var output: [UInt8] = []
-        var index = 0
-        while index + 3 <= bytes.count {
-            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            output += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            index += 3
-        }
-        let rest = bytes.count - index
-        if rest == 1 {
-            let n = UInt32(bytes[index]) << 16
-            output += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-        } else if rest == 2 {
-            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-            output += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import Accounts
 import Crypto
 import Foundation
+import HTTPServer
 import Postgres
 
 /// One-time sign-in links for the agent console: the tenant's backend (or an operator) mints one for an agent; the
@@ -29,7 +30,7 @@ public struct ConsoleLinks: Sendable {
     public func mint(tenant: UUID, agent: String, ttlSeconds: Int, sessionTTLSeconds: Int,
                      keyID: UUID?) async throws -> Minted {
         var generator = SystemRandomNumberGenerator()
-        let code = "scl_" + ConsoleLinks.base64URL((0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let code = "scl_" + Base64URL.encode((0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
                 INSERT INTO console_links (code_hash, tenant_id, agent_id, api_key_id, session_ttl_seconds, expires_at)
@@ -71,10 +72,5 @@ public struct ConsoleLinks: Sendable {
 
     static func hash(_ code: String) -> String {
         SHA256.hash(Array(code.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

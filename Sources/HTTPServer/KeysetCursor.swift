@@ -22,9 +22,7 @@ public struct KeysetCursor: Sendable, Hashable {
     /// The opaque text form (base64url of `v1.<micros>.<id>`).
     public var encoded: String {
         let text = "v1.\(micros).\(id.uuidString.lowercased())"
-        return Data(text.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(Array(text.utf8))
     }
 
     /// Parses the text form; nil when it is not one of ours.

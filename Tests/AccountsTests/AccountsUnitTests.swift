@@ -17,10 +17,17 @@ import Testing
     }
 
     @Test func base64URLMatchesKnownVectors() {
-        #expect(SecretToken.base64URL(Array("f".utf8)) == "Zg")
-        #expect(SecretToken.base64URL(Array("fo".utf8)) == "Zm8")
-        #expect(SecretToken.base64URL(Array("foo".utf8)) == "Zm9v")
-        #expect(SecretToken.base64URL([0xfb, 0xff]) == "-_8")
+        #expect(Base64URL.encode(Array("f".utf8)) == "Zg")
+        #expect(Base64URL.encode(Array("fo".utf8)) == "Zm8")
+        #expect(Base64URL.encode(Array("foo".utf8)) == "Zm9v")
+        #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
+        // And back: every length round-trips; padding, `+`, `/` and a lone last character are refused.
+        for length in 0 ..< 40 {
+            let bytes = (0 ..< length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
+        }
+        #expect(Base64URL.decode("-_8") == [0xfb, 0xff])
+        for bad in ["Zg==", "+_8", "/_8", "Zm9vZ", "Zm 9v"] { #expect(Base64URL.decode(bad) == nil, "\(bad)") }
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPServer
 
 /// Inbox positions as the SSE `id` a client holds: sealed with AES-256-GCM under a key all replicas share, and bound
 /// to the tenant, so a client can neither read them (they hold transaction ids, which would tell of other tenants'
@@ -15,12 +16,12 @@ struct InboxPositionCodec: Sendable {
 
     /// `position`, sealed for `tenant`.
     func encode(_ position: InboxPosition, tenant: UUID) -> String {
-        Self.base64URL(cipher.seal(Self.bytes(of: position), authenticating: Self.binding(tenant)))
+        Base64URL.encode(cipher.seal(Self.bytes(of: position), authenticating: Self.binding(tenant)))
     }
 
     /// The position `text` holds, when it was sealed by this service for `tenant`; nil otherwise.
     func decode(_ text: String, tenant: UUID) -> InboxPosition? {
-        guard text.utf8.count <= 2048, let sealed = Self.bytes(base64URL: text),
+        guard text.utf8.count <= 2048, let sealed = Base64URL.decode(text),
               let plain = cipher.open(sealed, authenticating: Self.binding(tenant)) else { return nil }
         return Self.position(from: plain)
     }
@@ -84,24 +85,5 @@ struct InboxPositionCodec: Sendable {
             shift += 7
         }
         return nil
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func bytes(base64URL text: String) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ $0.isBase64URL }) else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
-        return Data(base64Encoded: standard).map { Array($0) }
-    }
-}
-
-private extension UInt8 {
-    var isBase64URL: Bool {
-        (UInt8(ascii: "A") ... UInt8(ascii: "Z")).contains(self) || (UInt8(ascii: "a") ... UInt8(ascii: "z")).contains(self)
-            || (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(self) || self == UInt8(ascii: "-") || self == UInt8(ascii: "_")
     }
 }
