@@ -41,20 +41,11 @@ public struct FeedRoutes: Sendable {
     }
 
     static func response(_ page: FeedPage, _ request: Request) -> Response {
-        if let tags = request.headers["If-None-Match"], FeedRoutes.matches(tags, page.etag) {
+        if let tags = request.headers["If-None-Match"], EntityTag.list(tags, matches: page.etag) {
             return Response(status: 304, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache"])
         }
         return Response(status: 200, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache",
                                                "Content-Type": "application/json"], shared: page.bytes)
-    }
-
-    /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for this header).
-    static func matches(_ header: String, _ etag: String) -> Bool {
-        let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
-        return header.split(separator: ",").contains { candidate in
-            let tag = candidate.trimmingCharacters(in: .whitespaces)
-            return tag == "*" || tag == bare || tag == "W/" + bare
-        }
     }
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {

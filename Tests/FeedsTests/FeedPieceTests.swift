@@ -1,5 +1,6 @@
 @testable import Feeds
 import Foundation
+import HTTPServer
 import Postgres
 import Testing
 
@@ -33,10 +34,10 @@ import Testing
     }
 
     @Test func ifNoneMatch() {
-        #expect(FeedRoutes.matches(#""3-ab""#, #""3-ab""#))
-        #expect(FeedRoutes.matches(#"W/"3-ab""#, #""3-ab""#))
-        #expect(FeedRoutes.matches(#""1-x", "3-ab""#, #""3-ab""#))
-        #expect(FeedRoutes.matches("*", #""3-ab""#))
-        #expect(!FeedRoutes.matches(#""2-ab""#, #""3-ab""#))
+        #expect(EntityTag.list(#""3-ab""#, matches: #""3-ab""#))
+        #expect(EntityTag.list(#"W/"3-ab""#, matches: #""3-ab""#))
+        #expect(EntityTag.list(#""1-x", "3-ab""#, matches: #""3-ab""#))
+        #expect(EntityTag.list("*", matches: #""3-ab""#))
+        #expect(!EntityTag.list(#""2-ab""#, matches: #""3-ab""#))
     }
 }
