@@ -8,7 +8,7 @@ import Coordination
 import Webhooks
 
 /// The whole service wired together: pools, routes, and one ``ServiceGroup`` of what runs — the pools' closing,
-/// the listener and its followers, migrations, idempotency pruning, the HTTP servers, the event-stream timers, the
+/// the listener and its followers, migrations, hourly pruning, the HTTP servers, the event-stream timers, the
 /// readiness mark — started in that order and shut down in the reverse one. The group also owns the signals that
 /// stop the process: ``run()`` is the whole life of the service, in the caller's task.
 public final class Application: Sendable {
@@ -103,7 +103,7 @@ public final class Application: Sendable {
         var parts: [any Service] = [DatabaseClosing(pools: [pool, deliveryPool], reactor: reactor)]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
-        parts.append(IdempotencyPruning(pool: pool, logger: logger))
+        parts.append(HourlyPruning(pool: pool, logger: logger))
         // The stream server first: the main server hands it connections from its first one (it stops last).
         if let streamServer {
             let handedOff = handoff != nil

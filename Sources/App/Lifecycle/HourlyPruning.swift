@@ -1,14 +1,17 @@
+import Console
 import Coordination
 import Interactions
 import Postgres
 
-/// Hourly housekeeping: deletes idempotency records older than 25 hours. Cancelled at graceful shutdown.
-struct IdempotencyPruning: Service {
+/// Hourly housekeeping: deletes idempotency records older than 25 hours and console sign-in links expired a day ago.
+/// Cancelled at graceful shutdown.
+struct HourlyPruning: Service {
     let pool: PostgresPool
     let logger: Logger
 
     func run() async {
         let writes = IdempotentWrites(pool: pool)
+        let links = ConsoleLinks(pool: pool)
         let logger = logger
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
@@ -16,6 +19,9 @@ struct IdempotencyPruning: Service {
                 if Task.isCancelled { return }
                 do { _ = try await writes.prune() } catch {
                     logger.warning("idempotency pruning failed", ["error": "\(error)"])
+                }
+                do { try await links.prune() } catch {
+                    logger.warning("console link pruning failed", ["error": "\(error)"])
                 }
             }
         }
