@@ -88,20 +88,13 @@ public final class InteractionEvents: Service {
         let subscription = hub.subscribe(id, bufferLimit: bufferLimit) { streamID in
             leases.withLock { $0.remove(streamID) }
         }
-        guard case .session(let session, let user, let role) = principal.credential else { return subscription }
-        let lease = StreamLeases.Lease(interaction: id, session: session,
-                                       owner: "\(principal.tenantID.lowercased):\(role.rawValue):\(user)",
-                                       expiresAt: principal.expiresAt)
+        guard let lease = StreamLeases.Lease(following: id, for: principal) else { return subscription }
         let limit = streamsPerPrincipal
-        switch leases.withLock({ $0.add(subscription.id, lease, limit: limit) }) {
-        case .added:
-            // A stream that ended before its lease was recorded (the interaction finished, shutdown) ran its
-            // termination handler already: release the lease here, or it would count against the user forever.
-            if !hub.isSubscribed(subscription.id, to: id) { leases.withLock { $0.remove(subscription.id) } }
-            return subscription
-        case .overLimit: throw .streamLimit(limit)
-        case .revoked: throw .sessionRevoked(session)
-        }
+        try leases.withLock({ $0.add(subscription.id, lease, limit: limit) }).check(limit: limit, lease: lease)
+        // A stream that ended before its lease was recorded (the interaction finished, shutdown) ran its termination
+        // handler already: release the lease here, or it would count against the user forever.
+        if !hub.isSubscribed(subscription.id, to: id) { leases.withLock { $0.remove(subscription.id) } }
+        return subscription
     }
 
     /// Live subscribers, all interactions together (observable; back to zero when clients leave).

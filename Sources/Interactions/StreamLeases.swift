@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 
 /// Which live event streams each credential holds: for the cap on streams per user, and to end a session's streams
@@ -79,4 +80,26 @@ struct StreamLeases {
 
     /// Every session holding a stream now.
     var sessions: [UUID] { Array(Set(leases.values.map(\.session))) }
+}
+
+extension StreamLeases.Lease {
+    /// The lease of a stream `principal` opens following `key` (an interaction, or a tenant's inbox); nil unless the
+    /// credential is a session (the tenant's backend holds no lease).
+    init?(following key: UUID, for principal: Principal) {
+        guard case .session(let session, let user, let role) = principal.credential else { return nil }
+        self.init(interaction: key, session: session, owner: "\(principal.tenantID.lowercased):\(role.rawValue):\(user)",
+                  expiresAt: principal.expiresAt)
+    }
+}
+
+extension StreamLeases.Admission {
+    /// Throws why the stream was not admitted: ``InteractionError/streamLimit(_:)`` over `limit`,
+    /// ``InteractionError/sessionRevoked(_:)`` for the lease's revoked session.
+    func check(limit: Int, lease: StreamLeases.Lease) throws(InteractionError) {
+        switch self {
+        case .added: return
+        case .overLimit: throw .streamLimit(limit)
+        case .revoked: throw .sessionRevoked(lease.session)
+        }
+    }
 }

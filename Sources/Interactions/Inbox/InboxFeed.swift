@@ -139,15 +139,9 @@ public final class InboxFeed: Service {
             state.nextID += 1
             return state.nextID
         }
-        if case .session(let session, let user, let role) = principal.credential {
-            let lease = StreamLeases.Lease(interaction: tenant, session: session,
-                                           owner: "\(tenant.lowercased):\(role.rawValue):\(user)", expiresAt: principal.expiresAt)
+        if let lease = StreamLeases.Lease(following: tenant, for: principal) {
             let limit = streamsPerPrincipal
-            switch leases.withLock({ $0.add(id, lease, limit: limit) }) {
-            case .added: break
-            case .overLimit: throw InteractionError.streamLimit(limit)
-            case .revoked: throw InteractionError.sessionRevoked(session)
-            }
+            try leases.withLock({ $0.add(id, lease, limit: limit) }).check(limit: limit, lease: lease)
         }
         do {
             return try await withCheckedThrowingContinuation { continuation in
