@@ -53,37 +53,34 @@ public final class PresenceKeeper: Service {
                 try? await gracefulShutdown()
                 wake.finish()
             }
-            for await _ in wakeups { held = await round(held: held) }
+            // Failed rounds in a row: an outage is told when it starts and then once a minute, not every second.
+            var failures = 0
+            for await _ in wakeups {
+                do {
+                    held = try await round(held: held)
+                    failures = 0
+                } catch {
+                    failures += 1
+                    if failures == 1 || failures.isMultiple(of: 60) { onFailure(error) }
+                }
+            }
             group.cancelAll()
         }
         // Shutting down: this replica's agents reconnect elsewhere; their grace starts now.
-        _ = await round(held: held, stopping: true)
+        do { _ = try await round(held: held, stopping: true) } catch { onFailure(error) }
     }
 
-    /// Failed rounds in a row: an outage is told once when it starts and then once a minute, not every second.
-    private let failuresInARow = Locked(0)
-
     /// One renewal and sweep; returns the agents whose leases this replica now holds.
-    private func round(held: Set<InboxFeed.Agent>, stopping: Bool = false) async -> Set<InboxFeed.Agent> {
+    private func round(held: Set<InboxFeed.Agent>, stopping: Bool = false) async throws -> Set<InboxFeed.Agent> {
         let connected = stopping ? [] : Set(inbox.connectedAgents)
         let released = held.subtracting(connected)
-        do {
-            try await store.renew(connected.map { ($0.tenant, $0.agent) }, released: released.map { ($0.tenant, $0.agent) },
-                                  replica: replica, lease: lease)
-            if !stopping {
-                _ = try await store.sweep(grace: grace, channel: InteractionStore.channel)
-                try await drain()
-            }
-            failuresInARow.withLock { $0 = 0 }
-            return connected
-        } catch {
-            let failures = failuresInARow.withLock { count -> Int in
-                count += 1
-                return count
-            }
-            if failures == 1 || failures.isMultiple(of: 60) { onFailure(error) }
-            return held
+        try await store.renew(connected.map { ($0.tenant, $0.agent) }, released: released.map { ($0.tenant, $0.agent) },
+                              replica: replica, lease: lease)
+        if !stopping {
+            _ = try await store.sweep(grace: grace, channel: InteractionStore.channel)
+            try await drain()
         }
+        return connected
     }
 
     /// Most waiting interactions one round assigns (the next round goes on).

@@ -375,8 +375,7 @@ public final class InboxFeed: Service {
         let watcher: InboxWatcher
         switch opening {
         case .refused(let error):
-            leases.withLock { $0.remove(start.watcherID) }
-            start.continuation.resume(throwing: error)
+            start.continuation.resume(throwing: error)  // `open` releases the lease
             return
         case .snapshot(let summaries):
             for summary in summaries {

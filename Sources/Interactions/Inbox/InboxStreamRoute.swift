@@ -32,10 +32,11 @@ public struct InboxStreamRoute: Sendable {
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         guard let agent = principal.userID else { throw InteractionError.notFound(nil) }
         let filter = try InboxStreamRoute.filter(request)
-        var lastEventID = request.headers["Last-Event-ID"] ?? request.queryValue("last_event_id")
-        if lastEventID?.trimmingCharacters(in: .whitespaces).isEmpty == true { lastEventID = nil }
+        var lastEventID = (request.headers["Last-Event-ID"] ?? request.queryValue("last_event_id"))?
+            .trimmingCharacters(in: .whitespaces)
+        if lastEventID?.isEmpty == true { lastEventID = nil }
         let (opening, watcher) = try await feed.open(for: principal, agent: agent, filter: filter,
-                                                     lastEventID: lastEventID?.trimmingCharacters(in: .whitespaces))
+                                                     lastEventID: lastEventID)
         // Closes the watcher however the body ends — written out, cancelled, or never run (the client left first).
         let subscription = InboxSubscription(feed: feed, watcher: watcher)
         let body = StreamedBody(opening: opening) { writer in
