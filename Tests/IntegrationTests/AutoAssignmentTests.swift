@@ -41,10 +41,17 @@ struct AutoAssignmentTests {
             (try? await app.call("GET", "/v1/agents", token: who.apiKey).json()["items"] as? [[String: Any]])??
                 .filter { $0["status"] as? String == "online" }.count == 2
         })
+        // Each is assigned as it is created — or, if an agent's row was locked that instant (`SKIP LOCKED`), by the
+        // next drain within a second, under the same rule: waiting for that gives the same order.
         var assigned: [String?] = []
         for n in 2 ... 5 {
             let id = try await InteractionsEndToEndTests.start(app, n.isMultiple(of: 2) ? who.bob : who.alice, subject: "\(n)")
-            assigned.append(try await app.call("GET", "/v1/interactions/\(id)", token: who.agent).json()["assigned_agent_id"] as? String)
+            var agent: String?
+            _ = await eventually(timeout: .seconds(3)) {
+                agent = try? await app.call("GET", "/v1/interactions/\(id)", token: who.agent).json()["assigned_agent_id"] as? String
+                return agent != nil
+            }
+            assigned.append(agent)
         }
         #expect(assigned == ["agent-8", "agent-7", "agent-8", nil])
         // A person may go past the cap.

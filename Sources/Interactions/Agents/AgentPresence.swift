@@ -14,7 +14,7 @@ public struct AgentSummary: Sendable, Codable, Equatable {
     public var status: AgentStatus
     /// Interactions assigned to it that are still `started`.
     public var openInteractions: Int64
-    /// When a replica last saw it holding an inbox stream; nil if never.
+    /// When a replica last saw it holding an inbox stream (to within 30 s); nil if never.
     public var lastSeenAt: Date?
 
     enum CodingKeys: String, CodingKey {

@@ -14,17 +14,24 @@ struct PresenceStore: Sendable {
         guard !agents.isEmpty || !released.isEmpty else { return }
         try await pool.withTransaction { connection in
             if !agents.isEmpty {
+                // An agent's presence row is what automatic assignment locks (`SKIP LOCKED`): renewing every second
+                // leaves it alone — a new agent's row is inserted, an existing one not touched (DO NOTHING takes no
+                // lock) — and `last_seen_at` moves at most every 30 s, when the row is locked for a moment.
+                let seen: [(any PostgresEncodable)?] = [PostgresArray(agents.map(\.tenant)), PostgresArray(agents.map(\.agent))]
                 _ = try await connection.query("""
                     WITH seen AS (SELECT * FROM unnest($1::uuid[], $2::text[]) AS s (tenant_id, agent_id)),
                     present AS (
                         INSERT INTO agent_presence (tenant_id, agent_id, last_seen_at) SELECT tenant_id, agent_id, now() FROM seen
-                        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET last_seen_at = now()
-                        RETURNING tenant_id, agent_id)
+                        ON CONFLICT (tenant_id, agent_id) DO NOTHING)
                     INSERT INTO agent_connections (tenant_id, agent_id, replica_id, connected_until)
-                    SELECT tenant_id, agent_id, $3::uuid, now() + $4::bigint * interval '1 millisecond' FROM present
+                    SELECT tenant_id, agent_id, $3::uuid, now() + $4::bigint * interval '1 millisecond' FROM seen
                     ON CONFLICT (tenant_id, agent_id, replica_id) DO UPDATE SET connected_until = excluded.connected_until
-                    """, [PostgresArray(agents.map(\.tenant)), PostgresArray(agents.map(\.agent)), replica,
-                          lease.wholeMilliseconds])
+                    """, seen + [replica, lease.wholeMilliseconds])
+                _ = try await connection.query("""
+                    UPDATE agent_presence SET last_seen_at = now()
+                    WHERE (tenant_id, agent_id) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
+                      AND (last_seen_at IS NULL OR last_seen_at < now() - interval '30 seconds')
+                    """, seen)
             }
             if !released.isEmpty {
                 _ = try await connection.query("""
