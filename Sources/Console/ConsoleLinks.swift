@@ -1,11 +1,11 @@
 import Accounts
-import Crypto
 import Foundation
 import HTTPServer
 import Postgres
 
 /// One-time sign-in links for the agent console: the tenant's backend (or an operator) mints one for an agent; the
-/// page trades its code, once, for an agent session. Codes are 256 random bits, kept only as their SHA-256.
+/// page trades its code, once, for an agent session. Codes are 256 random bits, kept only as their SHA-256 (computed
+/// by Postgres's `sha256()`, as for every secret).
 public struct ConsoleLinks: Sendable {
     let pool: PostgresPool
 
@@ -34,9 +34,9 @@ public struct ConsoleLinks: Sendable {
         let rows = try await pool.withConnection { connection in
             try await connection.query("""
                 INSERT INTO console_links (code_hash, tenant_id, agent_id, api_key_id, session_ttl_seconds, expires_at)
-                VALUES (decode($1, 'hex'), $2::uuid, $3, $4::uuid, $5::int, now() + make_interval(secs => $6::int))
+                VALUES (sha256(convert_to($1, 'UTF8')), $2::uuid, $3, $4::uuid, $5::int, now() + make_interval(secs => $6::int))
                 RETURNING expires_at
-                """, [ConsoleLinks.hash(code), tenant, agent, keyID, sessionTTLSeconds, ttlSeconds])
+                """, [code, tenant, agent, keyID, sessionTTLSeconds, ttlSeconds])
         }
         return Minted(code: code, expiresAt: try rows[0].decode("expires_at"))
     }
@@ -49,10 +49,10 @@ public struct ConsoleLinks: Sendable {
         return try await pool.withTransaction { connection in
             let rows = try await connection.query("""
                 UPDATE console_links l SET used_at = now()
-                WHERE l.code_hash = decode($1, 'hex') AND l.used_at IS NULL AND l.expires_at > now()
+                WHERE l.code_hash = sha256(convert_to($1, 'UTF8')) AND l.used_at IS NULL AND l.expires_at > now()
                   AND (l.api_key_id IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = l.api_key_id AND k.revoked_at IS NULL))
                 RETURNING l.tenant_id, l.agent_id, l.api_key_id, l.session_ttl_seconds
-                """, [ConsoleLinks.hash(code)])
+                """, [code])
             guard let row = rows.first else { return nil }
             let tenant: UUID = try row.decode("tenant_id")
             let agent: String = try row.decode("agent_id")
@@ -68,9 +68,5 @@ public struct ConsoleLinks: Sendable {
         _ = try await pool.withConnection { connection in
             try await connection.query("DELETE FROM console_links WHERE expires_at < now() - interval '1 day'")
         }
-    }
-
-    static func hash(_ code: String) -> String {
-        SHA256.hash(Array(code.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }

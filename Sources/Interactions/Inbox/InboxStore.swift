@@ -20,33 +20,21 @@ struct InboxStore: Sendable {
         let fresh = (0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         // Two replicas making it at once: the one that waited on the other's insert does not see that row in the
         // same statement, and asks again.
-        var rows = try await connection.query(InboxStore.positionKeyStatement, [Self.hex(fresh)])
-        if rows.isEmpty { rows = try await connection.query(InboxStore.positionKeyStatement, [Self.hex(fresh)]) }
+        var rows = try await connection.query(InboxStore.positionKeyStatement, [fresh])
+        if rows.isEmpty { rows = try await connection.query(InboxStore.positionKeyStatement, [fresh]) }
         guard let row = rows.first else { throw PostgresError(.decoding, "no inbox position key", column: "key") }
-        let hex: String = try row.decode("key")
-        var key: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index ..< next], radix: 16) else { break }
-            key.append(byte)
-            index = next
-        }
+        let key: [UInt8] = try row.decode("key")
         guard key.count == 32 else { throw PostgresError(.decoding, "the inbox position key is not 32 bytes", column: "key") }
         return key
     }
 
     static let positionKeyStatement = """
-        WITH made AS (INSERT INTO service_keys (name, key) VALUES ('inbox_position', decode($1, 'hex'))
+        WITH made AS (INSERT INTO service_keys (name, key) VALUES ('inbox_position', $1::bytea)
                       ON CONFLICT (name) DO NOTHING RETURNING key)
-        SELECT encode(key, 'hex') AS key FROM made
-        UNION ALL SELECT encode(key, 'hex') FROM service_keys WHERE name = 'inbox_position'
+        SELECT key FROM made
+        UNION ALL SELECT key FROM service_keys WHERE name = 'inbox_position'
         LIMIT 1
         """
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
 
     /// Deletes the changes recorded longer ago than `age` (at most `limit` of them) and remembers the highest
     /// transaction among them; returns how many went.
