@@ -99,7 +99,8 @@ public final class Application: Sendable {
         let handoff = configuration.streamHandoff
             ? streamServer.map { ConnectionHandoff(to: $0, paths: Routes.eventStreamPaths) } : nil
         self.server = HTTPServer(configuration: serverConfiguration, responder: responder.respond(to:),
-                                 fromMemory: responder.answerFromMemory(_:), handoff: handoff)
+                                 fromMemory: responder.answerFromMemory(_:), streamsBody: responder.streamsBody(_:),
+                                 handoff: handoff)
         var parts: [any Service] = [DatabaseClosing(pools: [pool, deliveryPool], reactor: reactor)]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)

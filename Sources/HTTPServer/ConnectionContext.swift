@@ -19,6 +19,8 @@ final class ConnectionContext: @unchecked Sendable {
     // several runtime calls per request).
     @exclusivity(unchecked) var request: Request
     @exclusivity(unchecked) var bodyTooLarge = false
+    /// Whether the route reads the body as it arrives (the responder starts on the head; see `BodyFlow`).
+    @exclusivity(unchecked) var streamsBody = false
     /// Whether the request is in the server's `requests` registry now (suspended, its responder running), and whether
     /// it is in `streams` (its body streaming). Written and read on the libmicrohttpd thread only, where every insert
     /// and removal happens: a completion removes the request only from where it still is, so one answered at once,
@@ -40,6 +42,16 @@ final class ConnectionContext: @unchecked Sendable {
         self.core = core
         self.startedAt = request.arrival
         self.request = request  // last: the request moves in rather than being copied
+    }
+
+    /// The request as the responder gets it: with a body stream reading from this connection when the route streams
+    /// its body (made here, in the task, so that the context does not hold a stream that holds the context).
+    func requestForResponder() -> Request {
+        guard streamsBody else { return request }
+        var request = request
+        request.bodyStream = RequestBodyStream(context: self, lowWater: core.configuration.streamedBodyHighWater / 4,
+                                               declaredLength: request.headers["Content-Length"].flatMap { Int($0) })
+        return request
     }
 
     /// Called by the responder's task with its answer: hands it over and resumes the connection.
@@ -72,23 +84,27 @@ final class ConnectionContext: @unchecked Sendable {
     /// The client went away while the request was suspended, or during a stream: cancel its task (a stream's
     /// producer, which then ends the response).
     func clientWentAway() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let (task, reader) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<[UInt8]?, any Error>?) in
             unwatchLocked(&state)
-            guard !state.responded || state.streaming else { return nil }
-            return state.requestCancellation()
+            state.body?.failed = true
+            let reader = state.takeBodyWaiter()
+            guard !state.responded || state.streaming else { return (nil, reader) }
+            return (state.requestCancellation(), reader)
         }
+        reader?.resume(throwing: CancellationError())
         task?.cancel()
     }
 
     /// The request is over (libmicrohttpd said so): no more writes, cancel whatever still runs.
     func requestCompleted() {
-        let (task, writer) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<Void, any Error>?) in
+        let (task, writer, reader) = state.withLock { state in
             state.closed = true
             unwatchLocked(&state)
             defer { state.writerWaiting = nil }
-            return (state.requestCancellation(), state.writerWaiting)
+            return (state.requestCancellation(), state.writerWaiting, state.takeBodyWaiter())
         }
         writer?.resume(throwing: CancellationError())
+        reader?.resume(throwing: CancellationError())
         task?.cancel()
     }
 
@@ -102,7 +118,7 @@ final class ConnectionContext: @unchecked Sendable {
 
     /// Must be called under the lock, before a non-streaming connection is resumed and when the request completes
     /// (its socket may be closed and reused afterwards). A watched socket is open: both happen under this lock.
-    private func unwatchLocked(_ state: inout ConnectionState) {
+    func unwatchLocked(_ state: inout ConnectionState) {
         guard state.watched else { return }
         state.watched = false
         DisconnectMonitor.remove(socket: socket, from: core.monitor.epoll)

@@ -26,6 +26,9 @@ struct ConnectionState {
     var producerFinished = false
     var writerWaiting: CheckedContinuation<Void, any Error>?
 
+    /// The request body as it streams in, for a route that reads it as it comes (nil: read in full first).
+    var body: BodyFlow?
+
     var buffered: Int { buffer.count - readOffset }
 
     /// Records that the task must stop (also for a task not stored yet) and returns it, to cancel outside the lock.

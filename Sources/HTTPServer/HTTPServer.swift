@@ -34,14 +34,18 @@ public final class HTTPServer: Sendable {
     /// answer known at once, or nil to run `responder` on the request as `fromMemory` left it. It must never block or
     /// wait; typically `router.answerFromMemory(_:)`.
     ///
+    /// `streamsBody`, when given, is asked on each request's head whether its route reads the body as it arrives
+    /// (typically `router.streamsBody(_:)`); such a responder starts at once, with ``Request/bodyStream``.
+    ///
     /// With a `handoff`, connections whose first request asks for one of its paths are served by its server
     /// (start that one first; until it runs, and once it stops, this server serves them).
     public init(configuration: ServerConfiguration, responder: @escaping Responder,
                 fromMemory: (@Sendable (inout Request) -> Response?)? = nil,
+                streamsBody: (@Sendable (inout Request) -> Bool)? = nil,
                 handoff: ConnectionHandoff? = nil) {
         let handoff = configuration.listens ? handoff : nil
         // One table of connections per address for both servers: a connection accepted here may end up there.
-        core = ServerCore(configuration: configuration, responder: responder, fromMemory: fromMemory,
+        core = ServerCore(configuration: configuration, responder: responder, fromMemory: fromMemory, streamsBody: streamsBody,
                           addresses: handoff?.server.core.addresses ?? AddressLimits(limit: configuration.connectionsPerAddress))
         self.handoff = handoff
     }

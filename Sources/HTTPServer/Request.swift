@@ -1,6 +1,7 @@
 /// An HTTP request as a responder sees it: head, query, full body, route parameters and typed attributes.
 ///
-/// The body has already been read in full (bounded by the server's body limit) before a responder runs.
+/// The body has already been read in full (bounded by the server's body limit) before a responder runs, except for a
+/// route that streams it (``bodyStream``).
 public struct Request: Sendable {
     /// The request method, upper case as sent (`GET`, `POST`, …).
     public var method: String
@@ -10,8 +11,10 @@ public struct Request: Sendable {
     public var query: [(name: String, value: String)]
     /// The request's header fields.
     public var headers: HTTPHeaders
-    /// The request body (empty when none was sent).
+    /// The request body (empty when none was sent, and for a route that streams its body).
     public var body: [UInt8]
+    /// The body as it arrives, for a route registered to stream it (see ``Route/streamsBody``); nil otherwise.
+    public var bodyStream: RequestBodyStream?
     /// Parameters captured by the matched route template, e.g. `key` for `/v1/feeds/{key}`.
     public var parameters: [String: String] = [:]
     /// The matched route template (`/v1/feeds/{key}`), or nil before routing or when no route matched.

@@ -15,11 +15,16 @@ public struct Route: Sendable {
     public let responder: Responder
     /// Tried first, on the server's thread; see ``MemoryAnswer``.
     public let fromMemory: MemoryAnswer?
+    /// Whether the responder reads the body as it arrives (``Request/bodyStream``) rather than after all of it: it
+    /// then starts as soon as the head is in, and may answer (a 401, say) without the body ever being read.
+    public let streamsBody: Bool
 
-    /// A route answered by `responder`, after `fromMemory` when given.
-    public init(fromMemory: MemoryAnswer? = nil, _ responder: @escaping Responder) {
+    /// A route answered by `responder`, after `fromMemory` when given; with `streamingBody`, the responder starts on
+    /// the head and reads the body from ``Request/bodyStream`` (``Request/body`` stays empty).
+    public init(fromMemory: MemoryAnswer? = nil, streamingBody: Bool = false, _ responder: @escaping Responder) {
         self.responder = responder
         self.fromMemory = fromMemory
+        self.streamsBody = streamingBody
     }
 }
 
@@ -31,10 +36,12 @@ final class RouteHandler: Sendable {
     let template: String
     let responder: Responder
     let fromMemory: MemoryAnswer?
+    let streamsBody: Bool
 
-    init(template: String, responder: @escaping Responder, fromMemory: MemoryAnswer? = nil) {
+    init(template: String, responder: @escaping Responder, fromMemory: MemoryAnswer? = nil, streamsBody: Bool = false) {
         self.template = template
         self.responder = responder
         self.fromMemory = fromMemory
+        self.streamsBody = streamsBody
     }
 }

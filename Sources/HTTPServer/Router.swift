@@ -27,7 +27,9 @@ public struct Router: Sendable {
         precondition(!registrations.contains { $0.method == method && $0.handler.template == template },
                      "duplicate route \(method) \(template)")
         precondition(route.fromMemory == nil || method == "GET", "only GET routes answer from memory: \(method) \(template)")
-        let handler = RouteHandler(template: template, responder: route.responder, fromMemory: route.fromMemory)
+        precondition(!route.streamsBody || method != "GET", "a GET route has no body to stream: \(template)")
+        let handler = RouteHandler(template: template, responder: route.responder, fromMemory: route.fromMemory,
+                                   streamsBody: route.streamsBody)
         registrations.append(RouteRegistration(method: method, handler: handler))
     }
 
@@ -43,8 +45,10 @@ public struct Router: Sendable {
     public mutating func get(_ template: String, fromMemory: MemoryAnswer? = nil, _ responder: @escaping Responder) {
         on("GET", template, fromMemory: fromMemory, responder)
     }
-    /// Shorthand for `on("POST", …)`.
-    public mutating func post(_ template: String, _ responder: @escaping Responder) { on("POST", template, responder) }
+    /// Shorthand for `on("POST", …)`; with `streamingBody`, see ``Route/init(fromMemory:streamingBody:_:)``.
+    public mutating func post(_ template: String, streamingBody: Bool = false, _ responder: @escaping Responder) {
+        on("POST", template, Route(streamingBody: streamingBody, responder))
+    }
     /// Shorthand for `on("PATCH", …)`.
     public mutating func patch(_ template: String, _ responder: @escaping Responder) { on("PATCH", template, responder) }
     /// Shorthand for `on("DELETE", …)`.
@@ -53,7 +57,8 @@ public struct Router: Sendable {
     /// The routes and middleware as one immutable responder: the trie and the middleware stack built once.
     public func buildResponder() -> RouterResponder {
         RouterResponder(trie: RouteNode.build(registrations), middleware: MiddlewareStack(middleware),
-                        answersFromMemory: registrations.contains { $0.handler.fromMemory != nil })
+                        answersFromMemory: registrations.contains { $0.handler.fromMemory != nil },
+                        streamsBodies: registrations.contains { $0.handler.streamsBody })
     }
 }
 

@@ -7,11 +7,13 @@ public struct RouterResponder: Sendable {
     private let trie: RouteNode
     private let middleware: MiddlewareStack
     private let answersFromMemory: Bool
+    private let streamsBodies: Bool
 
-    init(trie: RouteNode, middleware: MiddlewareStack, answersFromMemory: Bool) {
+    init(trie: RouteNode, middleware: MiddlewareStack, answersFromMemory: Bool, streamsBodies: Bool = false) {
         self.trie = trie
         self.middleware = middleware
         self.answersFromMemory = answersFromMemory
+        self.streamsBodies = streamsBodies
     }
 
     /// What a request without a route gets.
@@ -32,6 +34,18 @@ public struct RouterResponder: Sendable {
         request.matchedHandler = handler
         guard let fromMemory = handler.fromMemory else { return nil }
         return middleware.answer(&request, next: fromMemory)
+    }
+
+    /// Whether the request's route reads its body as it arrives (see ``Route/streamsBody``); called by the server on
+    /// a request's head, before any body is read. The request keeps its route match, so it is not matched again.
+    public func streamsBody(_ request: inout Request) -> Bool {
+        guard streamsBodies, request.method != "GET", request.method != "HEAD",
+              case .found(let handler, let parameters) = trie.match(method: request.method, path: request.path)
+        else { return false }
+        request.route = handler.template
+        request.parameters = parameters
+        request.matchedHandler = handler
+        return handler.streamsBody
     }
 
     /// Routes the request (unless ``answerFromMemory(_:)`` already did) and answers it through the middleware and the

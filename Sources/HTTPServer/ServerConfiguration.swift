@@ -20,6 +20,12 @@ public struct ServerConfiguration: Sendable {
     public var streamBlockSize: Int
     /// A streamed body's producer waits while this many bytes are queued and not yet sent.
     public var streamHighWater: Int
+    /// A streamed request body (``Route/streamsBody``) is read from the client while fewer than this many bytes wait
+    /// for its responder; beyond, the connection pauses until the responder catches up.
+    public var streamedBodyHighWater = 256 * 1024
+    /// After a streamed body's responder has answered, at most this many more bytes of the body are read (and dropped)
+    /// so that the answer can be sent; a client that sends more has its connection cut.
+    public var refusedBodyDrainLimit = 16 << 20
     /// Requests running longer than this get their socket watched, so a client that leaves cancels them.
     public var disconnectWatchAfter: Duration
     /// Most connections one client address may hold at once (0: no limit). Behind a proxy every client shares the

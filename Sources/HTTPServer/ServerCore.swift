@@ -12,6 +12,8 @@ final class ServerCore: Sendable {
     let responder: Responder
     /// The first try at a request without a body, on the libmicrohttpd thread (see `HTTPServer.init`).
     let fromMemory: (@Sendable (inout Request) -> Response?)?
+    /// Whether a request's route reads its body as it arrives, asked on the head (see `HTTPServer.init`).
+    let streamsBody: (@Sendable (inout Request) -> Bool)?
     let monitor: DisconnectMonitor
     /// Moves whenever, during shutdown, a request or stream comes or goes, or the `starting` window empties.
     let drainChanges = ChangeSignal()
@@ -42,11 +44,13 @@ final class ServerCore: Sendable {
     let addresses: AddressLimits
 
     init(configuration: ServerConfiguration, responder: @escaping Responder,
-         fromMemory: (@Sendable (inout Request) -> Response?)?, addresses: AddressLimits) {
+         fromMemory: (@Sendable (inout Request) -> Response?)?,
+         streamsBody: (@Sendable (inout Request) -> Bool)? = nil, addresses: AddressLimits) {
         self.configuration = configuration
         self.addresses = addresses
         self.responder = responder
         self.fromMemory = fromMemory
+        self.streamsBody = streamsBody
         self.monitor = DisconnectMonitor(watchAfter: configuration.disconnectWatchAfter)
         requests = InFlightRegistry(changes: drainChanges)
         streams = InFlightRegistry(changes: drainChanges)
@@ -80,24 +84,25 @@ final class ServerCore: Sendable {
             if context.request.headers["Host"] == nil && strcmp(version, "HTTP/1.1") == 0 {
                 return queue(Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response(), for: context)
             }
+            if let streamsBody, streamsBody(&context.request) {
+                return startStreamingBody(context)
+            }
             if let length = context.request.headers["Content-Length"].flatMap({ Int($0) }), length > configuration.bodyLimit {
                 return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
             }
             return .YES
         }
         let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeUnretainedValue()
+        if context.streamsBody {
+            return streamedBodyCall(context, upload: upload, uploadSize: uploadSize)
+        }
         if uploadSize.pointee > 0 {
             appendBody(upload, count: uploadSize.pointee, to: context)
             uploadSize.pointee = 0
             return .YES
         }
         if let response = context.takePendingResponse() {
-            // Queued (a stream joins `streams`) before it leaves `requests`: the disconnect monitor must find it
-            // in one or the other at every moment.
-            let result = queue(response, for: context)
-            requests.remove(context.id)
-            context.inRequests = false
-            return result
+            return queueAnswer(response, for: context)
         }
         if context.bodyTooLarge {
             return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
@@ -106,6 +111,21 @@ final class ServerCore: Sendable {
         if let fromMemory, context.request.body.isEmpty, let response = fromMemory(&context.request) {
             return queue(response, for: context)
         }
+        return startGuarded(context)
+    }
+
+    /// Queues the responder's answer; the request leaves `requests`.
+    func queueAnswer(_ response: Response, for context: ConnectionContext) -> MHD_Result {
+        // Queued (a stream joins `streams`) before it leaves `requests`: the disconnect monitor must find it
+        // in one or the other at every moment.
+        let result = queue(response, for: context)
+        requests.remove(context.id)
+        context.inRequests = false
+        return result
+    }
+
+    /// Starts the responder unless the server is refusing work.
+    func startGuarded(_ context: ConnectionContext) -> MHD_Result {
         // Only requests about to be suspended enter the `starting` window (answers known at once never suspend,
         // so that hot path pays no shared counter); inside it, `refusing` is checked again, in order with shutdown.
         starting.add(1, ordering: .sequentiallyConsistent)
@@ -119,7 +139,7 @@ final class ServerCore: Sendable {
         return start(context)
     }
 
-    private func refuse(_ context: ConnectionContext) -> MHD_Result {
+    func refuse(_ context: ConnectionContext) -> MHD_Result {
         queue(Problem.serviceUnavailable("The server is shutting down.").response(), for: context)
     }
 
@@ -145,7 +165,7 @@ final class ServerCore: Sendable {
         // Created outside the lock: the task may finish (and take the lock to deliver) before this thread goes on.
         let task = Task {
             // The request as the server left it: written on this thread before the task was created, not after.
-            let response = await self.respond(to: context.request)
+            let response = await self.respond(to: context.requestForResponder())
             context.deliver(response)
             if case .stream(let body) = response.body {
                 // A fresh task produces the body: this one's stack grew through routing, middleware and the

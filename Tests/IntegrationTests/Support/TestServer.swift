@@ -24,7 +24,9 @@ func withTestServer<T: Sendable>(
     router.use(RequestIDMiddleware())
     router.use(ErrorMiddleware())
     configure(&router)
-    let server = HTTPServer(configuration: configuration, responder: router.buildResponder().respond(to:))
+    let responder = router.buildResponder()
+    let server = HTTPServer(configuration: configuration, responder: responder.respond(to:),
+                            streamsBody: responder.streamsBody(_:))
     let port = try server.start()
     do {
         let result = try await body(server, port)
