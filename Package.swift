@@ -30,10 +30,12 @@ let package = Package(
         // libcrypto's functions as Swift values: the one wrapper of CCrypto.
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
+        // What an uploaded file is, judged by its bytes, and its location metadata removed as it streams. No I/O.
+        .target(name: "MediaSafety", swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"], swiftSettings: strict),
+        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto", "MediaSafety"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["CCurl", "Crypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
         // The agent console: its files embedded in the binary, and its one-time sign-in links.
         .target(name: "Console", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"],
@@ -54,9 +56,13 @@ let package = Package(
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteractionsTests", dependencies: ["Interactions", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Interactions", "Coordination", "TestSupport"], swiftSettings: strict),
+        // Image files assembled in code (with the metadata phones write), and parsers to check what is left of it.
+        .target(name: "MediaFixtures", dependencies: ["MediaSafety", "TestSupport"], path: "Tests/MediaFixtures",
+                swiftSettings: strict),
+        .testTarget(name: "MediaSafetyTests", dependencies: ["MediaSafety", "MediaFixtures", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "Console", "SwitchboardClient", "switchboard", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "Console", "SwitchboardClient", "switchboard", "Crypto", "MediaFixtures", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -104,7 +104,7 @@ public final class Application: Sendable {
         var parts: [any Service] = [DatabaseClosing(pools: [pool, deliveryPool], reactor: reactor)]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
-        parts.append(HourlyPruning(pool: pool, logger: logger))
+        parts.append(HourlyPruning(pool: pool, attachments: configuration.attachments, logger: logger))
         // The stream server first: the main server hands it connections from its first one (it stops last).
         if let streamServer {
             let handedOff = handoff != nil

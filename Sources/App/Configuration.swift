@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Interactions
 import Postgres
 import Webhooks
 
@@ -62,6 +63,10 @@ public struct Configuration: Sendable {
     /// `WEBHOOK_CONCURRENCY` (attempts in flight per process), `WEBHOOK_SECRET_OVERLAP_SECONDS` (how long a rotated-out
     /// secret keeps signing), `WEBHOOK_CLAIM_INTERVAL_MS` (the shortest time between two claims of one worker).
     public var webhooks: WebhookSettings
+    /// Attachments' limits: `ATTACHMENT_MAX_BYTES` (10 MiB), `ATTACHMENT_QUOTA_BYTES_PER_TENANT` (10 GiB),
+    /// `ATTACHMENT_ORPHAN_HOURS` (24: how long an upload no message carries is kept), `ATTACHMENT_UPLOADS_PER_MINUTE`
+    /// (30, per user or API key, per process).
+    public var attachments: AttachmentPolicy
     /// Serves the agent console at `/console/` (`CONSOLE`, 1 by default; 0 turns it off).
     public var console: Bool
     /// Where the service is reached from outside (`PUBLIC_URL`: `https://support.example.com`), for the links a
@@ -80,7 +85,7 @@ public struct Configuration: Sendable {
                 inboxPositionKey: [UInt8]? = nil, presenceGrace: Duration = .seconds(30), console: Bool = true,
                 publicURL: String? = nil, metricsToken: String? = nil,
                 statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
-                webhooks: WebhookSettings = WebhookSettings()) {
+                webhooks: WebhookSettings = WebhookSettings(), attachments: AttachmentPolicy = AttachmentPolicy()) {
         self.server = server
         self.streamServer = streamServer
         self.streamHandoff = streamHandoff
@@ -106,6 +111,7 @@ public struct Configuration: Sendable {
         self.statementDeadline = statementDeadline
         self.listenerLiveness = listenerLiveness
         self.webhooks = webhooks
+        self.attachments = attachments
     }
 
     /// The settings of the event streams' own daemon, from the API daemon's `server`: a held stream's largest cost is
@@ -166,7 +172,16 @@ public struct Configuration: Sendable {
             metricsToken: try reader.secret("METRICS_TOKEN"),
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
                                                                 in: 100 ... 3_600_000)),
-            webhooks: try webhookSettings(reader))
+            webhooks: try webhookSettings(reader), attachments: try attachmentPolicy(reader))
+    }
+
+    static func attachmentPolicy(_ reader: EnvironmentReader) throws -> AttachmentPolicy {
+        AttachmentPolicy(
+            maximumBytes: try reader.integer("ATTACHMENT_MAX_BYTES", default: 10 << 20, in: 1 ... 1 << 30),
+            quotaBytesPerTenant: Int64(try reader.integer("ATTACHMENT_QUOTA_BYTES_PER_TENANT", default: 10 << 30,
+                                                          in: 0 ... 1 << 50)),
+            unusedFor: .seconds(3600 * (try reader.integer("ATTACHMENT_ORPHAN_HOURS", default: 24, in: 1 ... 24 * 365))),
+            uploadsPerMinute: try reader.integer("ATTACHMENT_UPLOADS_PER_MINUTE", default: 30, in: 1 ... 1_000_000))
     }
 
     static func webhookSettings(_ reader: EnvironmentReader) throws -> WebhookSettings {

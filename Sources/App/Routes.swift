@@ -76,6 +76,7 @@ enum Routes {
         InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents,
                           presence: services.presence)
             .register(on: &router)
+        AttachmentRoutes(pool: pool, policy: configuration.attachments, guardian: services.guardian).register(on: &router)
         InboxStreamRoute(feed: services.inbox, guardian: services.guardian).register(on: &router)
         AgentRoutes(presence: services.presence, guardian: services.guardian).register(on: &router)
         SettingsRoutes(pool: pool, guardian: services.guardian, presence: services.presence).register(on: &router)

@@ -12,6 +12,32 @@ int sb_sha256(const uint8_t *data, size_t length, uint8_t digest[32]) {
     return SHA256(length == 0 ? empty : data, length, digest) != NULL;
 }
 
+void *sb_sha256_begin(void) {
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    if (context == NULL) return NULL;
+    if (EVP_DigestInit_ex(context, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+
+int sb_sha256_update(void *context, const uint8_t *data, size_t length) {
+    if (length == 0) return 1;
+    return EVP_DigestUpdate((EVP_MD_CTX *)context, data, length) == 1;
+}
+
+int sb_sha256_finish(void *context, uint8_t digest[32]) {
+    unsigned int written = 0;
+    int ok = EVP_DigestFinal_ex((EVP_MD_CTX *)context, digest, &written) == 1 && written == 32;
+    EVP_MD_CTX_free((EVP_MD_CTX *)context);
+    return ok;
+}
+
+void sb_sha256_free(void *context) {
+    EVP_MD_CTX_free((EVP_MD_CTX *)context);
+}
+
 int sb_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, size_t length, uint8_t mac[32]) {
     unsigned int written = 0;
     const unsigned char *result = HMAC(EVP_sha256(), key_length == 0 ? empty : key, (int)key_length,

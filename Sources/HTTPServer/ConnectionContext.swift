@@ -1,5 +1,8 @@
 import CMicroHTTPD
 import Coordination
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One request on one libmicrohttpd connection: its head and body as they arrive, then the state shared
 /// between the libmicrohttpd thread, the responder's task and the disconnect monitor.
@@ -86,6 +89,12 @@ final class ConnectionContext: @unchecked Sendable {
     func clientWentAway() {
         let (task, reader) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<[UInt8]?, any Error>?) in
             unwatchLocked(&state)
+            if state.body != nil && !state.closed && !state.suspended {
+                // libmicrohttpd is reading this body and may not notice the close (see
+                // `ServerCore.startStreamingBody`): shutting the socket down wakes it, and it ends the request. The
+                // socket is still open: `closed` is set, under this lock, before libmicrohttpd closes it.
+                shutdown(socket, Int32(SHUT_RDWR))
+            }
             state.body?.failed = true
             let reader = state.takeBodyWaiter()
             guard !state.responded || state.streaming else { return (nil, reader) }

@@ -54,15 +54,8 @@ public final class RequestBodyStream: Sendable {
                              into continuation: CheckedContinuation<[UInt8]?, any Error>) {
         let take = context.state.withLock { state -> ConnectionState.BodyTake in
             let take = state.takeBody(lowWater: lowWater)
-            switch take {
-            case .wait(let resume):
-                state.body?.waiter = continuation
-                if resume { context.unwatchLocked(&state) }
-            case .chunk(_, let resume):
-                if resume { context.unwatchLocked(&state) }
-            case .end, .gone:
-                break
-            }
+            // The socket stays watched across resumes: see `ServerCore.startStreamingBody`.
+            if case .wait = take { state.body?.waiter = continuation }
             return take
         }
         switch take {

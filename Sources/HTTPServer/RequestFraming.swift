@@ -12,9 +12,9 @@ public enum RequestFraming {
         var codings: [Substring] = []
         for field in headers {
             if field.name.equalsIgnoringASCIICase("Content-Length") {
-                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false).map(trimmed)
+                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false).map(\.trimmingHTTPWhitespace)
             } else if field.name.equalsIgnoringASCIICase("Transfer-Encoding") {
-                codings += field.value.split(separator: ",", omittingEmptySubsequences: false).map(trimmed)
+                codings += field.value.split(separator: ",", omittingEmptySubsequences: false).map(\.trimmingHTTPWhitespace)
             }
         }
         if !codings.isEmpty {
@@ -41,12 +41,5 @@ public enum RequestFraming {
         var problem = Problem.badRequest(detail, parameter: "Content-Length")
         problem.headers.set("Connection", "close")
         return problem
-    }
-
-    private static func trimmed(_ text: Substring) -> Substring {
-        var text = text
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return text
     }
 }

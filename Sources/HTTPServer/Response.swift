@@ -60,10 +60,14 @@ public struct StreamedBody: Sendable {
     let opening: [UInt8]
     /// Writes the body into `writer`; returns when the body is complete.
     let produce: @Sendable (BodyWriter) async throws -> Void
+    /// The body's length when known up front: sent as `Content-Length` (not chunked), and `produce` must write
+    /// exactly that many bytes (a producer that stops short ends the connection, so the client sees the cut).
+    let length: Int?
 
     /// A body that yields each chunk of `sequence` in turn.
     public init<Chunks: AsyncSequence & Sendable>(_ sequence: Chunks) where Chunks.Element == [UInt8] {
         opening = []
+        length = nil
         produce = { writer in
             for try await chunk in sequence {
                 try await writer.write(chunk)
@@ -76,6 +80,15 @@ public struct StreamedBody: Sendable {
     public init(opening: [UInt8] = [], _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
         self.opening = opening
         self.produce = produce
+        length = nil
+    }
+
+    /// A body of exactly `length` bytes written by a closure (a file read from storage, say), sent with
+    /// `Content-Length`.
+    public init(length: Int, _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
+        opening = []
+        self.produce = produce
+        self.length = length
     }
 }
 

@@ -16,9 +16,10 @@ extension ServerCore {
             handle = MHD_create_response_from_buffer_with_free_callback_cls(
                 bytes.count, bytes.base, ServerCore.releaseSharedBytes, owner)
             if handle == nil { Unmanaged<SharedBytes>.fromOpaque(owner).release() }  // not called back then
-        case .stream:
+        case .stream(let body):
             handle = MHD_create_response_from_callback(
-                sb_mhd_size_unknown(), configuration.streamBlockSize, ServerCore.contentReader,
+                body.length.map { UInt64($0) } ?? sb_mhd_size_unknown(),
+                body.length == nil ? configuration.streamBlockSize : 64 * 1024, ServerCore.contentReader,
                 Unmanaged.passRetained(context).toOpaque(), ServerCore.contentReaderFree)
             if handle != nil {
                 context.inStreams = true

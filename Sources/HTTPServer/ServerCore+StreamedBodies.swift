@@ -3,11 +3,20 @@ import CMicroHTTPD
 /// libmicrohttpd's calls for a request whose route streams its body (see `BodyFlow` for their order).
 extension ServerCore {
     /// The head: the responder starts now, before any byte of the body is read.
+    ///
+    /// The socket is watched for the client leaving from now until the request ends, not only while suspended:
+    /// libmicrohttpd's edge-triggered loop can miss a close that came with the last bytes it read after a resume, and
+    /// would then notice it only at the idle timeout, with the reader waiting all that time.
     func startStreamingBody(_ context: ConnectionContext) -> MHD_Result {
         if refusing.load(ordering: .relaxed) { return refuse(context) }
         context.streamsBody = true
         context.state.withLock { $0.body = BodyFlow() }
-        return startGuarded(context)
+        let result = startGuarded(context)
+        context.state.withLock { state in
+            guard !state.watched, !state.closed, context.inRequests else { return }
+            if DisconnectMonitor.add(socket: context.socket, id: context.id, to: monitor.epoll) { state.watched = true }
+        }
+        return result
     }
 
     /// Every call after the head's: a piece of body for the reader, the answer to queue, or the end of the body.

@@ -16,11 +16,8 @@ public struct IdempotentWrites: Sendable {
     /// Runs `body` in a transaction, recording or replaying its response under the request's key.
     public func run(_ request: Request, _ principal: Principal,
                     _ body: @escaping @Sendable (PostgresConnection) async throws -> Response) async throws -> Response {
-        guard let key = request.headers["Idempotency-Key"] else {
+        guard let key = try IdempotentWrites.key(of: request) else {
             return try await pool.withTransaction { connection in try await body(connection) }
-        }
-        guard (1 ... 255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
-            throw IdempotencyError.invalidKey
         }
         let fingerprint = Array("\(request.method) \(request.path)\n".utf8) + request.body
         let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.owner, key, fingerprint]
@@ -57,6 +54,42 @@ public struct IdempotentWrites: Sendable {
             headers.set("Content-Type", contentType)
         }
         return Response(status: status, headers: headers, body: try row.decode("body", as: [UInt8]?.self) ?? [])
+    }
+
+    /// The request's `Idempotency-Key`, if it carries a valid one; throws for an invalid one.
+    static func key(of request: Request) throws -> String? {
+        guard let key = request.headers["Idempotency-Key"] else { return nil }
+        guard (1 ... 255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
+            throw IdempotencyError.invalidKey
+        }
+        return key
+    }
+
+    /// For a write whose body streams (an upload), asked on the head: the first answer recorded under the request's
+    /// key, if any. `fingerprint` stands for the request (what its head says about the body, which is not read yet).
+    public func recordedAnswer(to request: Request, _ principal: Principal, fingerprint: [UInt8]) async throws -> Response? {
+        guard let key = try IdempotentWrites.key(of: request) else { return nil }
+        let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.owner, key, fingerprint]
+        return try await pool.withConnection { connection in
+            let known = try await connection.query("""
+                SELECT 1 FROM idempotency_keys WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
+                """, Array(scope.prefix(3)))
+            return known.isEmpty ? nil : try await IdempotentWrites.replay(connection, scope, key: key)
+        }
+    }
+
+    /// Records a streamed write's answer under the request's key, in the write's own transaction; returns false when
+    /// another request recorded the key first (roll back, then ``recordedAnswer(to:_:fingerprint:)`` has its answer).
+    public func record(_ response: Response, for request: Request, _ principal: Principal, fingerprint: [UInt8],
+                       on connection: PostgresConnection) async throws -> Bool {
+        guard let key = try IdempotentWrites.key(of: request), let bytes = response.bodyBytes else { return true }
+        let rows = try await connection.query("""
+            INSERT INTO idempotency_keys (tenant_id, principal, key, request_hash, status, headers, body)
+            VALUES ($1::uuid, $2, $3, sha256($4::bytea), $5, jsonb_build_object('Content-Type', $6::text), $7)
+            ON CONFLICT DO NOTHING RETURNING key
+            """, [principal.tenantID, principal.owner, key, fingerprint, response.status,
+                  response.headers["Content-Type"] ?? "", bytes])
+        return !rows.isEmpty
     }
 
     /// Deletes records older than `age` (at least 24 hours are kept); returns how many went.

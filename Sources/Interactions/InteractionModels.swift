@@ -75,9 +75,11 @@ public struct InteractionMessage: Sendable, Codable, Equatable {
     public var text: String
     /// When it was stored.
     public var createdAt: Date
+    /// The files sent with it (their metadata), if any.
+    public var attachments: [Attachment]?
 
     enum CodingKeys: String, CodingKey {
-        case seq, id, text
+        case seq, id, text, attachments
         case senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
     }
 }

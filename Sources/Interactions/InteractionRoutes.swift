@@ -88,18 +88,51 @@ public struct InteractionRoutes: Sendable {
     }
 
     struct MessageBody: RequestBody {
-        let text: String
-        enum CodingKeys: String, CodingKey, CaseIterable { case text }
+        let text: String?
+        let attachmentIDs: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable { case text, attachmentIDs = "attachment_ids" }
     }
+
+    /// The most files one message carries.
+    static let attachmentsPerMessage = 10
 
     @Sendable func postMessage(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(MessageBody.self)
-        try Problem.requireLength(body.text, of: "text", in: 1 ... 4000)
+        let attachmentIDs = try InteractionRoutes.attachmentIDs(body.attachmentIDs)
+        let text = body.text ?? ""
+        try Problem.requireLength(text, of: "text", in: (attachmentIDs.isEmpty ? 1 : 0) ... 4000)
         return try await writes.run(request, principal) { [store] connection in
             try await store.lock(id, for: principal, allowing: .message, on: connection)
-            return try .json(try await store.addMessage(body.text, from: principal, to: id, on: connection), status: 201)
+            guard !attachmentIDs.isEmpty else {
+                return try .json(try await store.addMessage(text, from: principal, to: id, on: connection), status: 201)
+            }
+            let attachments = AttachmentStore()
+            let claimed = try await attachments.claim(attachmentIDs, for: id, by: principal, on: connection)
+            let message = try await store.addMessage(text, attachments: claimed, from: principal, to: id, on: connection)
+            try await attachments.markUsed(attachmentIDs, by: message.seq, on: connection)
+            return try .json(message, status: 201)
         }
+    }
+
+    /// A message's `attachment_ids`: distinct UUIDs, at most ``attachmentsPerMessage``.
+    static func attachmentIDs(_ values: [String]?) throws -> [UUID] {
+        guard let values else { return [] }
+        guard values.count <= attachmentsPerMessage else {
+            throw Problem.badRequest("A message carries at most \(attachmentsPerMessage) attachments.", parameter: "attachment_ids")
+        }
+        var ids: [UUID] = []
+        for value in values {
+            guard let id = UUID(uuidString: value), value.count == 36 else {
+                throw Problem.badRequest("attachment_ids holds '\(value.prefix(64))', which is not an attachment id.",
+                                         parameter: "attachment_ids")
+            }
+            guard !ids.contains(id) else {
+                throw Problem.badRequest("attachment_ids names \(value) twice.", parameter: "attachment_ids")
+            }
+            ids.append(id)
+        }
+        return ids
     }
 
     @Sendable func listMessages(_ request: Request, _ principal: Principal) async throws -> Response {

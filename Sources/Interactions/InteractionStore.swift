@@ -206,14 +206,35 @@ public struct InteractionStore: Sendable {
     }
 
     /// Appends a message; returns it with its sequence number.
-    public func addMessage(_ text: String, from principal: Principal, to id: UUID,
+    public func addMessage(_ text: String, attachments: [Attachment] = [], from principal: Principal, to id: UUID,
                            on connection: PostgresConnection) async throws -> InteractionMessage {
         let messageID = UUID().lowercased
-        let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
-                                          "sender_role": principal.role?.rawValue, "text": text]
-        let (seq, createdAt) = try await append(.message, payload, to: id, on: connection)
+        let (seq, createdAt): (Int64, Date)
+        if attachments.isEmpty {
+            let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
+                                              "sender_role": principal.role?.rawValue, "text": text]
+            (seq, createdAt) = try await append(.message, payload, to: id, on: connection)
+        } else {
+            let payload = MessagePayload(id: messageID, senderID: principal.userID, senderRole: principal.role?.rawValue,
+                                         text: text, attachments: attachments)
+            (seq, createdAt) = try await append(.message, encoding: payload, to: id, on: connection)
+        }
         return InteractionMessage(seq: seq, id: messageID, senderID: principal.userID ?? "",
-                                  senderRole: principal.role?.rawValue ?? "", text: text, createdAt: createdAt)
+                                  senderRole: principal.role?.rawValue ?? "", text: text, createdAt: createdAt,
+                                  attachments: attachments.isEmpty ? nil : attachments)
+    }
+
+    /// A message event's payload when it carries attachments (their metadata, never their bytes).
+    private struct MessagePayload: Encodable {
+        let id: String
+        let senderID: String?
+        let senderRole: String?
+        let text: String
+        let attachments: [Attachment]
+        enum CodingKeys: String, CodingKey {
+            case id, text, attachments
+            case senderID = "sender_id", senderRole = "sender_role"
+        }
     }
 
     /// Logs a media state change.
@@ -228,7 +249,7 @@ public struct InteractionStore: Sendable {
     public func messages(of id: UUID, after: Int64?, limit: Int, on connection: PostgresConnection) async throws -> [InteractionMessage] {
         let rows = try await connection.query("""
             SELECT seq, payload->>'id' AS id, payload->>'sender_id' AS sender_id, payload->>'sender_role' AS sender_role,
-                   payload->>'text' AS text, created_at
+                   payload->>'text' AS text, payload->'attachments' AS attachments, created_at
             FROM interaction_events
             WHERE interaction_id = $1::uuid AND kind = '\(Kind.message.rawValue)' AND seq > coalesce($2::bigint, 0)
             ORDER BY seq LIMIT $3
@@ -236,7 +257,9 @@ public struct InteractionStore: Sendable {
         return try rows.map { row in
             InteractionMessage(seq: try row.decode("seq"), id: try row.decode("id"), senderID: try row.decode("sender_id"),
                                senderRole: try row.decode("sender_role"), text: try row.decode("text"),
-                               createdAt: try row.decode("created_at"))
+                               createdAt: try row.decode("created_at"),
+                               attachments: try row.decode("attachments", as: PostgresJSON?.self)
+                                   .map { try JSON.decode([Attachment].self, from: $0.bytes) })
         }
     }
 

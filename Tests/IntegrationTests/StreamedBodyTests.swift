@@ -143,7 +143,7 @@ struct StreamedBodyTests {
                 Thread.sleep(forTimeInterval: 0.2)
                 socket.shutdownAndClose()
             }
-            try await waitUntil(timeout: .seconds(10)) { failures.count == 1 }
+            await waitUntil(timeout: .seconds(10)) { failures.count == 1 }
         }
     }
 

@@ -8,6 +8,16 @@
 /// Returns 1 on success, 0 when libcrypto failed.
 int sb_sha256(const uint8_t *data, size_t length, uint8_t digest[32]);
 
+/// An incremental SHA-256 (an EVP_MD_CTX): begin, update any number of times, then finish (which frees it).
+/// Returns NULL when libcrypto failed.
+void *sb_sha256_begin(void);
+/// Adds `length` bytes of `data` (may be NULL when `length` is 0). Returns 1 on success, 0 when libcrypto failed.
+int sb_sha256_update(void *context, const uint8_t *data, size_t length);
+/// Writes the digest to `digest` and frees the context. Returns 1 on success, 0 when libcrypto failed.
+int sb_sha256_finish(void *context, uint8_t digest[32]);
+/// Frees a context that is not to be finished.
+void sb_sha256_free(void *context);
+
 /// Writes the 32-byte HMAC-SHA256 of `data` under `key` to `mac` (either pointer may be NULL when its length is 0).
 /// Returns 1 on success, 0 when libcrypto failed.
 int sb_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, size_t length, uint8_t mac[32]);

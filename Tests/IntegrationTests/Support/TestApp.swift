@@ -1,6 +1,7 @@
 import App
 import Foundation
 import HTTPServer
+import Interactions
 import Postgres
 import Testing
 import Webhooks
@@ -146,7 +147,8 @@ struct TestApp: Sendable {
                       streamListener: Bool = false, streamsPerPrincipal: Int = 20, databaseURL: String? = nil,
                       statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
                       poolTimeout: Duration = .seconds(5), presenceGrace: Duration = .seconds(30), console: Bool = true,
-                      webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true)) async throws -> TestApp {
+                      webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true),
+                      attachments: AttachmentPolicy = AttachmentPolicy()) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         let configuration = Configuration(
@@ -157,7 +159,8 @@ struct TestApp: Sendable {
             rateLimitPerMinute: rateLimitPerMinute, heartbeat: heartbeat, reconnectDelay: reconnectDelay,
             streamsPerPrincipal: streamsPerPrincipal, presenceGrace: presenceGrace, console: console,
             metricsToken: TestApp.metricsToken,
-            statementDeadline: statementDeadline, listenerLiveness: listenerLiveness, webhooks: webhooks)
+            statementDeadline: statementDeadline, listenerLiveness: listenerLiveness, webhooks: webhooks,
+            attachments: attachments)
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()
