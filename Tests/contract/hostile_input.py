@@ -74,6 +74,56 @@ class Service:
         self.process.wait(timeout=30)
 
 
+def png_chunk(kind, data):
+    import zlib
+    return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+
+def hostile_files():
+    """Files that lie about what they are: other types' magic, truncations, impossible lengths, bombs."""
+    import zlib
+    png_signature = b"\x89PNG\r\n\x1a\n"
+    bomb = png_signature + png_chunk(b"IHDR", (100000).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])) \
+        + png_chunk(b"IDAT", zlib.compress(bytes(2 << 20), 9)) + png_chunk(b"IEND", b"")
+    return {
+        "random": os.urandom(1024), "empty": b"", "png-signature-only": png_signature,
+        "png-truncated-ihdr": png_signature + b"\x00\x00\x00\x0dIHDR\x00\x00",
+        "png-chunk-length-huge": png_signature + b"\xff\xff\xff\xffIHDR" + b"\x00" * 64,
+        "png-decompression-bomb": bomb,
+        "jpeg-segment-past-end": b"\xff\xd8\xff\xe1\xff\xffExif\x00\x00" + b"\x00" * 100,
+        "jpeg-no-eoi": b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xda\x00\x02",
+        "gif-huge-screen": b"GIF89a\xff\xff\xff\xff\x00\x00\x00;",
+        "webp-riff-size-lies": b"RIFF\xff\xff\xff\x7fWEBPVP8X\x0a\x00\x00\x00" + b"\x00" * 10,
+        "heic-box-size-zero": b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic\x00\x00\x00\x00meta",
+        "zip-bomb": b"PK\x03\x04" + bytes(26) + zlib.compress(bytes(4 << 20), 9),
+        "pdf-magic": b"%PDF-1.7\n%%EOF\n", "nul-text": b"hello\x00world", "bad-utf8": b"caf\xc3(",
+    }
+
+
+def raw_exchange(port, data, half_close=True, timeout=5):
+    """Sends `data` on a fresh connection (then closes its sending side) and reads until the server closes or answers;
+    returns (status or None, seconds). None means the connection closed without an answer."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        try:
+            sock.sendall(data)
+            if half_close:
+                sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        received = b""
+        try:
+            while b"\r\n" not in received:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+        except ConnectionResetError:
+            pass
+    status = int(received.split(b" ")[1]) if received.startswith(b"HTTP/1.") else None
+    return status, time.monotonic() - started
+
+
 def encode(value):
     """Percent-encodes any text, lone surrogates included (as the bytes a careless client would send)."""
     return urllib.parse.quote(str(value).encode("utf-8", "surrogatepass"), safe="")
@@ -211,6 +261,38 @@ def main():
                         for value in HOSTILE_HEADERS:
                             headers = dict(json_headers, **{p["name"]: value})
                             check_here(verb, build(), headers, base_body, f"{verb} {template} header {p['name']}={value[:20]!r}")
+                binary_types = [kind for kind in content if kind != "application/json"]
+                if binary_types:
+                    upload_path = build()
+                    for kind in binary_types:
+                        for name, raw in hostile_files().items():
+                            check_here(verb, upload_path, dict(auth, **{"Content-Type": kind}), raw,
+                                       f"{verb} {template} {kind} {name}")
+                    check_here(verb, upload_path, dict(auth, **{"Content-Type": "application/x-msdownload"}), b"MZ" + bytes(100),
+                               f"{verb} {template} unaccepted type")
+                    check_here(verb, upload_path, auth, b"hello", f"{verb} {template} no type")
+                    head = (f"{verb} {upload_path} HTTP/1.1\r\nHost: x\r\n{'Authorization: ' + auth['Authorization'] + chr(13) + chr(10) if auth else ''}"
+                            f"Content-Type: {binary_types[-1]}\r\n")
+                    wire = {
+                        "truncated body": head + "Content-Length: 100000\r\n\r\n" + "a" * 1000,
+                        "length shorter than body": head + "Content-Length: 10\r\n\r\n" + "a" * 2000,
+                        "chunk size not hex": head + "Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+                        "chunk size negative": head + "Transfer-Encoding: chunked\r\n\r\n-1\r\nabc\r\n0\r\n\r\n",
+                        "chunk size overflowing": head + "Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\nabc\r\n",
+                        "chunk longer than sent": head + "Transfer-Encoding: chunked\r\n\r\n1000\r\nabc",
+                        "length and chunked": head + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                        "length over the limit": head + f"Content-Length: {(10 << 20) + 1}\r\n\r\n" + "a" * 5000,
+                    }
+                    for name, text in wire.items():
+                        try:
+                            status, seconds = raw_exchange(service.port, text.encode())
+                        except (TimeoutError, socket.timeout):
+                            problems.append(f"{verb} {template} {name}: stuck (no answer or close within 5 s)")
+                            continue
+                        checked += 1
+                        statuses[status or 0] = statuses.get(status or 0, 0) + 1
+                        if status is not None and status >= 500:
+                            problems.append(f"{verb} {template} {name}: {status}")
                 if body_schema:
                     for name in resolve(body_schema).get("properties", {}):
                         for value in HOSTILE_VALUES:

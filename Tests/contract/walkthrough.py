@@ -31,14 +31,15 @@ base = f"http://127.0.0.1:{port}"
 checked = 0
 
 
-def call(method, path, token=None, body=None, headers=None, expect=None):
+def call(method, path, token=None, body=None, headers=None, expect=None, raw=None, content_type=None):
+    """One request; `raw` sends bytes as the body with `content_type` instead of `body` as JSON."""
     global checked
-    data = json.dumps(body).encode() if body is not None else None
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     request = urllib.request.Request(base + path, data=data, method=method)
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     if data is not None:
-        request.add_header("Content-Type", "application/json")
+        request.add_header("Content-Type", content_type or "application/json")
     for name, value in (headers or {}).items():
         request.add_header(name, value)
     try:
@@ -89,6 +90,27 @@ try:
     call("POST", f"/v1/interactions/{iid}/messages", customer, {"text": "Hello?"}, headers={"Idempotency-Key": "m-1"}, expect=201)
     call("POST", f"/v1/interactions/{iid}/messages", agent, {"text": "Hi, how can I help?"}, expect=201)
     call("GET", f"/v1/interactions/{iid}/messages?limit=10", customer, expect=200)
+    # Attachments: an upload, sent with a message, downloaded whole, in a range and conditionally; each error.
+    upload = f"/v1/interactions/{iid}/attachments"
+    statement = b"Statement for March\n" * 100
+    attachment = call("POST", upload + "?filename=march.txt", customer, raw=statement, content_type="text/plain",
+                      headers={"Idempotency-Key": "a-1"}, expect=201)
+    call("POST", upload + "?filename=march.txt", customer, raw=statement, content_type="text/plain",
+         headers={"Idempotency-Key": "a-1"}, expect=201)
+    call("POST", upload, customer, raw=b"\x89PNG\r\n\x1a\n" + bytes(64), content_type="application/pdf", expect=415)
+    call("POST", upload, customer, raw=b"MZ", content_type="application/x-msdownload", expect=415)
+    call("POST", upload, None, raw=statement, content_type="text/plain", expect=401)
+    call("POST", "/v1/interactions/00000000-0000-0000-0000-000000000000/attachments", customer, raw=statement,
+         content_type="text/plain", expect=404)
+    call("GET", f"/v1/attachments/{attachment['id']}", agent, expect=404)  # not sent yet: its uploader's only
+    call("POST", f"/v1/interactions/{iid}/messages", customer, {"attachment_ids": [attachment["id"]]}, expect=201)
+    call("POST", f"/v1/interactions/{iid}/messages", customer, {"text": "again", "attachment_ids": [attachment["id"]]},
+         expect=422)
+    call("GET", f"/v1/attachments/{attachment['id']}", agent, expect=200)
+    call("GET", f"/v1/attachments/{attachment['id']}?inline=1", agent, headers={"Range": "bytes=-10"}, expect=206)
+    call("GET", f"/v1/attachments/{attachment['id']}", agent, headers={"Range": "bytes=99999-"}, expect=416)
+    call("GET", f"/v1/attachments/{attachment['id']}", None, expect=401)
+    call("GET", "/v1/attachments/00000000-0000-0000-0000-000000000000", agent, expect=404)
     call("POST", f"/v1/interactions/{iid}/typing", agent, {"typing": True}, expect=202)
     call("POST", f"/v1/interactions/{iid}/media", agent, {"kind": "video", "state": "requested"},
          headers={"Idempotency-Key": "k-7"}, expect=201)

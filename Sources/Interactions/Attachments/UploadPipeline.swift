@@ -22,6 +22,11 @@ struct UploadPipeline {
     /// The SHA-256 of the stored bytes, once finished.
     private(set) var sha256: [UInt8] = []
 
+    /// The most pixels an image may declare: apps decode what they are sent, and a small file that declares
+    /// 100,000 × 100,000 pixels (a decompression bomb) would take a phone's memory. 100 megapixels is more than
+    /// any phone camera writes.
+    static let maximumPixels = 100_000_000
+
     init(declared: MediaType, maximumBytes: Int, pieceSize: Int) {
         self.declared = declared
         self.maximumBytes = maximumBytes
@@ -85,6 +90,11 @@ struct UploadPipeline {
             pending += try sanitizer!.feed(bytes)
         } catch {
             throw .unreadable(error.sentence(for: detected ?? declared))
+        }
+        if let size = sanitizer?.dimensions, size.width.multipliedReportingOverflow(by: size.height).partialValue
+            > UploadPipeline.maximumPixels || size.width > 1 << 20 || size.height > 1 << 20 {
+            throw .unreadable("The image declares \(size.width) × \(size.height) pixels; at most "
+                              + "\(UploadPipeline.maximumPixels / 1_000_000) megapixels are accepted.")
         }
         var pieces: [[UInt8]] = []
         while pending.count >= pieceSize {
