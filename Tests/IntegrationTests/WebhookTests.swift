@@ -105,6 +105,29 @@ struct WebhookTests {
         await app.stop()
     }
 
+    /// `message.created` carries each attachment's metadata, never the bytes.
+    @Test func aMessageWithAnAttachmentIsDeliveredWithItsMetadata() async throws {
+        let receiver = try await WebhookReceiver.start()
+        defer { receiver.stop() }
+        let app = try await TestApp.start(webhooks: fastWebhooks)
+        let (scene, _) = try await WebhookScene.make(port: app.port, path: "/hooks", receiver: receiver, events: ["message.created"])
+        let interaction = try await scene.openInteraction()
+        let file = AttachmentsTests.text(2000)
+        let uploaded = try await AttachmentsTests.uploaded(app, interaction, token: scene.customer, bytes: file, filename: "form.txt")
+        let id = try #require(uploaded["id"] as? String)
+        let sent = try await scene.call("POST", "/v1/interactions/\(interaction)/messages", token: scene.customer,
+                                        body: #"{"attachment_ids":["\#(id)"]}"#)
+        #expect(sent.status == 201)
+        #expect(await eventually { (try? await receiver.deliveries().count) == 1 })
+        let data = try #require(try await receiver.deliveries().first?.data)
+        let attachments = try #require(data["attachments"] as? [[String: Any]])
+        #expect(attachments.count == 1)
+        #expect(attachments.first?["id"] as? String == id && attachments.first?["filename"] as? String == "form.txt")
+        #expect(attachments.first?["size"] as? Int == 2000 && attachments.first?["sha256"] as? String == uploaded["sha256"] as? String)
+        #expect(data["text"] as? String == "")
+        await app.stop()
+    }
+
     @Test func endpointsAreManagedByAPIKeyAndListedByTheOperator() async throws {
         let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
