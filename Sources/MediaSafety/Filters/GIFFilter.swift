@@ -130,10 +130,7 @@ struct GIFFilter: MediaFilter {
                     state = .subBlocks(keep: keep, remaining: remaining - part.count)
                 }
             case .trailing:
-                if !input.isEmpty {
-                    log.note("trailing data")
-                    _ = input.take(upTo: input.remaining)
-                }
+                log.dropTrailing(&input)
                 return
             }
         }

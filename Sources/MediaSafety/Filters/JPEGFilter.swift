@@ -86,10 +86,7 @@ struct JPEGFilter: MediaFilter {
                 output.append(contentsOf: input.take(until: 0xFF))
                 if input.next() != nil { state = .entropy(sawFF: true) }
             case .trailing:
-                if !input.isEmpty {
-                    log.note("trailing data")
-                    _ = input.take(upTo: input.remaining)
-                }
+                log.dropTrailing(&input)
                 return
             }
         }

@@ -68,10 +68,7 @@ struct PNGFilter: MediaFilter {
                 guard !input.isEmpty else { return }
                 state = .dropping(remaining: remaining - input.take(upTo: remaining).count)
             case .trailing:
-                if !input.isEmpty {
-                    log.note("trailing data")
-                    _ = input.take(upTo: input.remaining)
-                }
+                log.dropTrailing(&input)
                 return
             }
         }

@@ -101,10 +101,7 @@ struct WebPFilter: MediaFilter {
                 output.append(contentsOf: repeatElement(0, count: count))
                 state = .blanking(remaining: remaining - count)
             case .trailing:
-                if !input.isEmpty {
-                    log.note("trailing data")
-                    _ = input.take(upTo: input.remaining)
-                }
+                log.dropTrailing(&input)
                 return
             }
         }

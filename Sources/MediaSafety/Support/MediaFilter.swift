@@ -18,4 +18,11 @@ struct RemovalLog: Sendable {
     mutating func note(_ name: String) {
         if !names.contains(name) { names.append(name) }
     }
+
+    /// Drops whatever follows the file's end marker (a second image, a vendor trailer, an appended video).
+    mutating func dropTrailing(_ input: inout ByteCursor) {
+        guard !input.isEmpty else { return }
+        note("trailing data")
+        _ = input.take(upTo: input.remaining)
+    }
 }
