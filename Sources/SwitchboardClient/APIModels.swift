@@ -145,13 +145,32 @@ public struct Message: Decodable, Sendable, Equatable {
     public let senderID: String
     /// The sender's role: `customer` or `agent`.
     public let senderRole: String
-    /// The text, as sent.
+    /// The text, as sent; empty for a message that carries only attachments (the server then sends `""` or no
+    /// text at all, and both read as `""`).
     public let text: String
     /// When it was stored.
     public let createdAt: Date
+    /// The files sent with it (their metadata; fetch the bytes with ``SwitchboardClient/download(_:to:)``), in the
+    /// order the sender gave them; empty when it has none (and from a server that predates attachments).
+    public let attachments: [Attachment]
 
     enum CodingKeys: String, CodingKey {
-        case seq, id, text, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
+        case seq, id, text, attachments, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
+    }
+}
+
+extension Message {
+    /// Decodes a message; an absent `text` reads as `""` and absent `attachments` as none. (In an extension, so the
+    /// memberwise initializer the event decoding uses remains.)
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        seq = try container.decode(Int64.self, forKey: .seq)
+        id = try container.decode(String.self, forKey: .id)
+        senderID = try container.decode(String.self, forKey: .senderID)
+        senderRole = try container.decode(String.self, forKey: .senderRole)
+        text = try container.decodeIfPresent(String.self, forKey: .text) ?? ""
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        attachments = try container.decodeIfPresent([Attachment].self, forKey: .attachments) ?? []
     }
 }
 

@@ -15,9 +15,11 @@ extension InteractionEvent {
                                       subject: body.subject, isSnapshot: body.snapshot ?? false,
                                       createdAt: body.createdAt))
         case "message":
-            guard let seq, let body = try? decoder.decode(MessageBody.self, from: data) else { return nil }
-            self = .message(Message(seq: seq, id: body.id, senderID: body.senderId, senderRole: body.senderRole,
-                                    text: body.text, createdAt: body.createdAt))
+            // Its own keys (an attachment's are spelled out): read without the snake-case conversion.
+            guard let seq, let body = try? APIDecoding.decoder().decode(MessageBody.self, from: data) else { return nil }
+            self = .message(Message(seq: seq, id: body.id, senderID: body.senderID, senderRole: body.senderRole,
+                                    text: body.text ?? "", createdAt: body.createdAt,
+                                    attachments: body.attachments ?? []))
         case "media":
             guard let seq, let body = try? decoder.decode(MediaBody.self, from: data),
                   let kind = MediaKind(rawValue: body.kind), let state = MediaState(rawValue: body.state) else { return nil }
@@ -50,12 +52,19 @@ extension InteractionEvent {
         let createdAt: Date?
     }
 
+    /// A message's data: `text` may be absent or empty when it carries attachments, and `attachments` is absent
+    /// when it has none (and from a server that predates them).
     private struct MessageBody: Decodable {
         let id: String
-        let senderId: String
+        let senderID: String
         let senderRole: String
-        let text: String
+        let text: String?
         let createdAt: Date
+        let attachments: [Attachment]?
+
+        enum CodingKeys: String, CodingKey {
+            case id, text, attachments, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
+        }
     }
 
     private struct MediaBody: Decodable {

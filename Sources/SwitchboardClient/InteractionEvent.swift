@@ -8,7 +8,7 @@ public enum InteractionEvent: Sendable, Equatable {
     /// The interaction's state: first a snapshot (``StateChange/isSnapshot``), then every change.
     /// After `ended` or `failed` the stream finishes.
     case state(StateChange)
-    /// A message from the customer or an agent.
+    /// A message from the customer or an agent, with the files it carries (``Message/attachments``).
     case message(Message)
     /// A media state change (a call requested, a screen share ended…).
     case media(MediaChange)

@@ -26,40 +26,85 @@ extension SwitchboardClient {
     /// Error statuses (other than 304) become `SwitchboardError.problem`.
     func send(_ method: String, _ url: URL, body: Data?, headers: [String: String]) async throws -> (Data, HTTPURLResponse) {
         let idempotencyKey = method == "POST" ? UUID().uuidString : nil
+        var contentType: [String: String] = body == nil ? [:] : ["Content-Type": "application/json"]
+        contentType.merge(headers) { _, given in given }
+        let allHeaders = contentType
+        return try await retrying {
+            var request = try await authorizedRequest(method, url, idempotencyKey: idempotencyKey, headers: allHeaders)
+            request.httpBody = body
+            return request
+        } exchange: { request in
+            let (data, response) = try await session.data(for: request)
+            return try Exchange(data, response)
+        }
+    }
+
+    /// What one attempt of a request came to.
+    enum Exchange<Value> {
+        /// The attempt succeeded: give the caller this.
+        case value(Value)
+        /// The server answered with an error status (its body, for the problem details): retried when the status
+        /// is one worth retrying, else thrown as `SwitchboardError.problem`.
+        case refused(Data, HTTPURLResponse)
+
+        /// A whole answer: a value when its status is below 400, else refused.
+        init(_ data: Data, _ response: URLResponse) throws where Value == (Data, HTTPURLResponse) {
+            guard let http = response as? HTTPURLResponse else { throw SwitchboardError.invalidResponse("not HTTP") }
+            self = http.statusCode < 400 ? .value((data, http)) : .refused(data, http)
+        }
+    }
+
+    /// The one retry loop of every call: makes attempts until one gives a value or an answer that may not be
+    /// retried, as ``RetryPolicy`` says.
+    ///
+    /// `prepare` builds each attempt's request (with a fresh token); what it throws ends the call as it is.
+    /// `exchange` sends it; a `SwitchboardError` it throws ends the call, as does an ``Unretried`` one (as the
+    /// error it wraps); any other error is a network failure, retried until the attempts run out and then thrown
+    /// as `SwitchboardError.transport`. Cancellation ends the call at once.
+    func retrying<Prepared, Value>(_ prepare: () async throws -> Prepared,
+                                   exchange: (Prepared) async throws -> Exchange<Value>) async throws -> Value {
         var attempt = 0
         while true {
             attempt += 1
-            var request = URLRequest(url: url)
-            request.httpMethod = method
-            request.httpBody = body
-            if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-            request.setValue("Bearer \(try await tokenProvider())", forHTTPHeaderField: "Authorization")
-            if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
-            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-            let outcome: (Data, HTTPURLResponse)?
+            let prepared = try await prepare()
+            let outcome: Exchange<Value>?
             var failure = "no response"
             do {
-                let (data, response) = try await session.data(for: request)
-                guard let http = response as? HTTPURLResponse else { throw SwitchboardError.invalidResponse("not HTTP") }
-                outcome = (data, http)
+                outcome = try await exchange(prepared)
             } catch let error as SwitchboardError {
                 throw error
+            } catch let stop as Unretried {
+                throw stop.error
             } catch {
                 try Task.checkCancellation()
                 failure = String(describing: error)
                 outcome = nil
             }
-            if let (data, response) = outcome {
-                if response.statusCode < 400 { return (data, response) }
+            switch outcome {
+            case .value(let value)?:
+                return value
+            case .refused(let data, let response)?:
                 let retryable = RetryPolicy.retryableStatuses.contains(response.statusCode) && attempt < retry.maxAttempts
                 if !retryable { throw SwitchboardClient.problem(data, status: response.statusCode) }
                 let after = RetryAfter.delay(response.value(forHTTPHeaderField: "Retry-After"))
                 try await Task.sleep(for: retry.backoff(retry: attempt, retryAfter: after))
-                continue
+            case nil:
+                guard attempt < retry.maxAttempts else { throw SwitchboardError.transport(failure) }
+                try await Task.sleep(for: retry.backoff(retry: attempt, retryAfter: nil))
             }
-            guard attempt < retry.maxAttempts else { throw SwitchboardError.transport(failure) }
-            try await Task.sleep(for: retry.backoff(retry: attempt, retryAfter: nil))
         }
+    }
+
+    /// A request carrying the session token (asked of `tokenProvider` now), the idempotency key if any, then
+    /// `headers`.
+    func authorizedRequest(_ method: String, _ url: URL, idempotencyKey: String?,
+                           headers: [String: String]) async throws -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue("Bearer \(try await tokenProvider())", forHTTPHeaderField: "Authorization")
+        if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
     }
 
     static func problem(_ data: Data, status: Int) -> SwitchboardError {

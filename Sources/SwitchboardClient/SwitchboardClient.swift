@@ -15,11 +15,14 @@ public final class SwitchboardClient: Sendable {
     let eventPolicy: EventStreamPolicy
     /// A copy of `session`'s configuration with the event streams' idle timeout (the caller's is left alone).
     let eventConfiguration: URLSessionConfiguration
+    /// A copy of `session`'s configuration, for the sessions of downloads into files.
+    let transferConfiguration: URLSessionConfiguration
     let pages = ETagCache()
     let liveInteractions = LiveInteractions()
 
-    /// A client of the service at `baseURL`. Event streams use a session of their own per connection, with
-    /// `session`'s configuration (its delegate, if any, is not used for them).
+    /// A client of the service at `baseURL`. Event streams and downloads into files (``download(_:to:)``) use a
+    /// session of their own per connection, with `session`'s configuration (its delegate, if any, is not used for
+    /// them).
     public init(baseURL: URL, tokenProvider: @escaping @Sendable () async throws -> String,
                 session: URLSession = .shared, retry: RetryPolicy = RetryPolicy(),
                 eventPolicy: EventStreamPolicy = EventStreamPolicy()) {
@@ -32,6 +35,7 @@ public final class SwitchboardClient: Sendable {
         let configuration = (session.configuration.copy() as? URLSessionConfiguration) ?? .default
         configuration.timeoutIntervalForRequest = InteractionEventConnection.idleTimeout(eventPolicy)
         self.eventConfiguration = configuration
+        self.transferConfiguration = (session.configuration.copy() as? URLSessionConfiguration) ?? .default
     }
 
     /// One page of feed `key`; a reload sends `If-None-Match` and returns the cached page on 304.
@@ -85,7 +89,19 @@ public final class SwitchboardClient: Sendable {
 
     /// Sends a message.
     public func sendMessage(_ text: String, to interactionID: String) async throws -> Message {
-        try await call("POST", "/v1/interactions/\(Self.segment(interactionID))/messages", body: ["text": text])
+        try await sendMessage(text, attachments: [], to: interactionID)
+    }
+
+    /// Sends a message with files uploaded to the interaction beforehand (``upload(_:type:filename:to:idempotencyKey:)``):
+    /// `attachments` are their ids (``Attachment/id``), in the order to show them. With attachments, `text` may be
+    /// empty. Each upload can be sent once, by its uploader, in the interaction it was uploaded to; the server
+    /// refuses others with a 422 problem.
+    public func sendMessage(_ text: String = "", attachments: [String], to interactionID: String) async throws -> Message {
+        var body: [String: Any] = [:]
+        if !text.isEmpty || attachments.isEmpty { body["text"] = text }
+        if !attachments.isEmpty { body["attachment_ids"] = attachments }
+        return try await call("POST", "/v1/interactions/\(Self.segment(interactionID))/messages",
+                              encoded: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]))
     }
 
     /// Tells the other side whether the user is typing.

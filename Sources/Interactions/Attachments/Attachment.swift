@@ -14,8 +14,9 @@ public struct Attachment: Sendable, Codable, Equatable {
     public var sha256: String
     /// The file name the uploader gave, made safe (no directories, no control characters).
     public var filename: String?
-    /// Pixel dimensions of an image.
+    /// An image's width in pixels.
     public var width: Int?
+    /// An image's height in pixels.
     public var height: Int?
     /// `not_scanned`, `clean` or `infected` (an infected file is never served).
     public var scanState: String

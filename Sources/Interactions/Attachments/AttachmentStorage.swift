@@ -26,6 +26,7 @@ public struct PostgresAttachmentStorage: AttachmentStorage {
     /// Storage over `pool`.
     public init(pool: PostgresPool) { self.pool = pool }
 
+    /// Inserts the piece as a row of its own, in a statement of its own (the piece number is implied by `offset`).
     public func write(_ bytes: [UInt8], piece: Int, offset: Int64, of id: UUID) async throws {
         _ = try await pool.withConnection { connection in
             try await connection.query("""
@@ -34,6 +35,7 @@ public struct PostgresAttachmentStorage: AttachmentStorage {
         }
     }
 
+    /// Reads the pieces overlapping `range`, one query per piece, each delivered before the next is read.
     public func read(_ id: UUID, range: Range<Int64>, into deliver: ([UInt8]) async throws -> Void) async throws {
         var next = range.lowerBound
         while next < range.upperBound {
