@@ -1,8 +1,10 @@
 import MediaSafety
+#if canImport(Testing)
 import Testing
+#endif
 
 /// A test file assembled in code: its bytes, the exact output a sanitiser must give, and what it must report.
-public struct Fixture: Sendable, CustomTestStringConvertible {
+public struct Fixture: Sendable, CustomStringConvertible {
     public let name: String
     public let type: MediaType
     public let bytes: [UInt8]
@@ -21,7 +23,7 @@ public struct Fixture: Sendable, CustomTestStringConvertible {
         }
     }
 
-    public var testDescription: String { name }
+    public var description: String { name }
 
     /// Every fixture that sanitises cleanly.
     public static let all: [Fixture] = [
@@ -36,6 +38,13 @@ public struct Fixture: Sendable, CustomTestStringConvertible {
         HEIFFixture.make(.exifInMdat), HEIFFixture.make(.exifInIdat), TextFixture.make(),
     ]
 }
+
+#if canImport(Testing)
+/// Test cases are named by their fixture (the release build, which has no testing library, leaves this out).
+extension Fixture: CustomTestStringConvertible {
+    public var testDescription: String { name }
+}
+#endif
 
 /// Text and PDF: passed through unchanged.
 public enum TextFixture {
