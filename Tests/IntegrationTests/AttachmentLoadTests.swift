@@ -76,7 +76,7 @@ struct AttachmentLoadTests {
                                                           "RATE_LIMIT_PER_MINUTE": "0", "DATABASE_POOL_SIZE": "10"])
         let port = server.port
         // Listening comes before the schema is migrated: wait until the server says it is ready.
-        try await waitUntil(timeout: .seconds(60)) { (try? await request(port: port, "GET", "/readyz").status) == 200 }
+        await waitUntil(timeout: .seconds(60)) { (try? await request(port: port, "GET", "/readyz").status) == 200 }
         let tenant = try await request(port: port, "POST", "/v1/admin/tenants",
                                        headers: ["Authorization": "Bearer \(admin)"], body: #"{"name":"RSS \#(UUID())"}"#).json()
         let key = try #require(tenant["api_key"] as? String)
