@@ -79,7 +79,8 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM
 quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads|slowHeadsFromOneAddress|aLogNobodyReads|theFeedPagesKeptAreBounded"
 quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anExpiredSessionsStreamEnds|DatabaseBlackhole"
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
-quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests"
+quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests|AttachmentLoadTests"
+quiet+="|uploadsCutAtRandomLeaveNothingBehind"
 # Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
 # after `make run` (scripts/run.sh with its own private cluster), `make run` itself (ports in use, a restart with the
 # pasted DATABASE_URL, a database that is down, a start that prints no warning), hostile values sent to every documented

@@ -22,7 +22,7 @@ public struct ServerConfiguration: Sendable {
     public var streamHighWater: Int
     /// A streamed request body (``Route/streamsBody``) is read from the client while fewer than this many bytes wait
     /// for its responder; beyond, the connection pauses until the responder catches up.
-    public var streamedBodyHighWater = 256 * 1024
+    public var streamedBodyHighWater = 128 * 1024
     /// After a streamed body's responder has answered, at most this many more bytes of the body are read (and dropped)
     /// so that the answer can be sent; a client that sends more has its connection cut.
     public var refusedBodyDrainLimit = 16 << 20
