@@ -124,11 +124,16 @@ head -c 1024 "$files/1.txt" >"$files/small.txt"
 pool="$BENCH_OUT/attachments/ids.txt"
 : >"$pool"
 bench_log "uploading small files for the message path"
-for ((n = 0; n < 10000; n++)); do echo; done | xargs -P 4 -I{} sh -c "curl -sf -X POST '$url/v1/interactions/$interaction/attachments' \
-    -H 'Authorization: Bearer $agent' -H 'Content-Type: text/plain' --data-binary @$files/small.txt; echo" \
-    | python3 -c "import json,sys; [print(json.loads(l)['id']) for l in sys.stdin if l.strip()]" >"$pool"
+seq 10000 | xargs -P 4 -I{} sh -c "curl -sf -X POST '$url/v1/interactions/$interaction/attachments' \
+    -H 'Authorization: Bearer $agent' -H 'Content-Type: text/plain' --data-binary @$files/small.txt \
+    | sed -n 's/^{.*\"id\":\"\([0-9a-f-]*\)\".*/\\1/p'" >"$pool"  # one short line per id: atomic in the pipe
 echo "$interaction" >"$files/interaction.txt"
-for kind in plain attachment; do
+kinds=(plain attachment)
+if [ "$(wc -l <"$pool")" -lt 1000 ]; then
+    bench_log "note: the message path is not measured (the small uploads it needs did not come back)"
+    kinds=()
+fi
+for kind in ${kinds[@]+"${kinds[@]}"}; do
     sb_before=$(bench_pid_cpu_ms "$sb_pid") pg_before=$(bench_cpu_ms postgres)
     raw="$BENCH_OUT/raw/attachments-messages-$kind.txt"
     ATTACH_IDS=$pool ATTACH_KIND=$kind WRITES_IDS="$files/interaction.txt" WRITES_TOKEN=$agent \
