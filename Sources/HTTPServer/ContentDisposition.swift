@@ -1,3 +1,5 @@
+import Foundation
+
 /// `Content-Disposition` both ways: the file name a client declares for an upload (kept only when harmless), and
 /// the header a download carries (RFC 6266, with RFC 8187's UTF-8 form for names that are not plain ASCII).
 public enum ContentDisposition {
@@ -33,7 +35,7 @@ public enum ContentDisposition {
             if key == "filename*" {
                 // charset'language'percent-encoded; only UTF-8 is accepted.
                 let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-                if pieces.count == 3, pieces[0].lowercased() == "utf-8", let decoded = percentDecoded(pieces[2]) {
+                if pieces.count == 3, pieces[0].lowercased() == "utf-8", let decoded = pieces[2].removingPercentEncoding {
                     return decoded
                 }
             } else if key == "filename" {
@@ -72,27 +74,6 @@ public enum ContentDisposition {
         return value < 0x20 || value == 0x7F || (0x80 ... 0x9F).contains(value)
             || (0x202A ... 0x202E).contains(value) || (0x2066 ... 0x2069).contains(value)  // bidirectional overrides
             || value == 0x200E || value == 0x200F || value == 0xFEFF
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                let high = utf8.index(after: index)
-                guard high < utf8.endIndex, utf8.index(after: high) < utf8.endIndex,
-                      let value = UInt8(String(decoding: utf8[high ... utf8.index(after: high)], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-                index = utf8.index(high, offsetBy: 2)
-            } else {
-                bytes.append(byte)
-                index = utf8.index(after: index)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 }
 

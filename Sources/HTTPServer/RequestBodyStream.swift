@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import Coordination
 
 /// A request body read as it arrives, for a route that streams its body (``Route/streamsBody``): chunks in order,
 /// as the client sends them, with backpressure (the server stops reading from the client while the responder is
@@ -9,44 +8,32 @@ import Coordination
 /// say) has its answer sent and the connection closed without the body being read. After an answer, whatever the
 /// client still sends is read and dropped (up to the server's drain limit, then the connection is cut).
 public final class RequestBodyStream: Sendable {
-    private enum Source {
-        case connection(ConnectionContext, lowWater: Int)
-        case chunks(Locked<[[UInt8]]>)
-    }
-
-    private let source: Source
+    /// The connection the body arrives on.
+    private let context: ConnectionContext
+    /// How far the buffer must drain before a paused connection reads on.
+    private let lowWater: Int
     /// The body's length as declared by `Content-Length`; nil for a chunked body (count the bytes as they come).
     public let declaredLength: Int?
 
     init(context: ConnectionContext, lowWater: Int, declaredLength: Int?) {
-        source = .connection(context, lowWater: lowWater)
-        self.declaredLength = declaredLength
-    }
-
-    /// A body made of `chunks`, for handlers run without a server (tests).
-    public init(chunks: [[UInt8]], declaredLength: Int? = nil) {
-        source = .chunks(Locked(chunks))
+        self.context = context
+        self.lowWater = lowWater
         self.declaredLength = declaredLength
     }
 
     /// The next chunk, or nil at the end of the body. Throws `CancellationError` when the client went away or the
     /// task was cancelled; call it from one task at a time.
     public func next() async throws -> [UInt8]? {
-        switch source {
-        case .chunks(let chunks):
-            return chunks.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        case .connection(let context, let lowWater):
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    RequestBodyStream.take(from: context, lowWater: lowWater, into: continuation)
-                }
-            } onCancel: {
-                let reader = context.state.withLock { state in
-                    state.body?.failed = true
-                    return state.takeBodyWaiter()
-                }
-                reader?.resume(throwing: CancellationError())
+        try await withTaskCancellationHandler { [context, lowWater] in
+            try await withCheckedThrowingContinuation { continuation in
+                RequestBodyStream.take(from: context, lowWater: lowWater, into: continuation)
             }
+        } onCancel: { [context] in
+            let reader = context.state.withLock { state in
+                state.body?.failed = true
+                return state.takeBodyWaiter()
+            }
+            reader?.resume(throwing: CancellationError())
         }
     }
 

@@ -28,7 +28,12 @@ public struct IdempotentWrites: Sendable {
                 VALUES ($1::uuid, $2, $3, sha256($4::bytea))
                 ON CONFLICT DO NOTHING RETURNING key
                 """, scope)
-            if inserted.isEmpty { return try await IdempotentWrites.replay(connection, scope, key: key) }
+            if inserted.isEmpty {
+                guard let answer = try await IdempotentWrites.recorded(connection, scope, key: key) else {
+                    throw IdempotencyError.vanished(key: key)
+                }
+                return answer
+            }
             let response = try await body(connection)
             guard let bytes = response.bodyBytes else { return response }
             let contentType = response.headers["Content-Type"] ?? ""
@@ -40,13 +45,15 @@ public struct IdempotentWrites: Sendable {
         }
     }
 
-    private static func replay(_ connection: PostgresConnection, _ scope: [(any PostgresEncodable)?],
-                               key: String) async throws -> Response {
+    /// The answer recorded under the key, nil when there is no record; throws when the record is for another request
+    /// or its request has not finished.
+    private static func recorded(_ connection: PostgresConnection, _ scope: [(any PostgresEncodable)?],
+                                 key: String) async throws -> Response? {
         let rows = try await connection.query("""
             SELECT request_hash = sha256($4::bytea) AS same, status, headers->>'Content-Type' AS content_type, body
             FROM idempotency_keys WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
             """, scope)
-        guard let row = rows.first else { throw IdempotencyError.vanished(key: key) }
+        guard let row = rows.first else { return nil }
         guard try row.decode("same", as: Bool.self) else { throw IdempotencyError.reused(key: key) }
         guard let status = try row.decode("status", as: Int?.self) else { throw IdempotencyError.inProgress(key: key) }
         var headers: HTTPHeaders = ["Idempotent-Replayed": "true"]
@@ -71,10 +78,7 @@ public struct IdempotentWrites: Sendable {
         guard let key = try IdempotentWrites.key(of: request) else { return nil }
         let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.owner, key, fingerprint]
         return try await pool.withConnection { connection in
-            let known = try await connection.query("""
-                SELECT 1 FROM idempotency_keys WHERE tenant_id = $1::uuid AND principal = $2 AND key = $3
-                """, Array(scope.prefix(3)))
-            return known.isEmpty ? nil : try await IdempotentWrites.replay(connection, scope, key: key)
+            try await IdempotentWrites.recorded(connection, scope, key: key)
         }
     }
 

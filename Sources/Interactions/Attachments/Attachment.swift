@@ -1,5 +1,4 @@
 import Foundation
-import HTTPServer
 import Postgres
 
 /// An attachment's metadata as clients see it (in the upload's answer, on messages, in webhooks) — never its bytes.
@@ -45,10 +44,5 @@ public struct Attachment: Sendable, Codable, Equatable {
         height = try row.decode("height")
         scanState = try row.decode("scan_state")
         createdAt = try row.decode("created_at")
-    }
-
-    /// The metadata as a JSON object (as the service encodes it), for an event's payload.
-    func payload() throws -> Any {
-        try JSONSerialization.jsonObject(with: Data(JSON.encode(self)))
     }
 }
