@@ -79,7 +79,7 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM
 quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads|slowHeadsFromOneAddress|aLogNobodyReads|theFeedPagesKeptAreBounded"
 quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anExpiredSessionsStreamEnds|DatabaseBlackhole"
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
-quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests"
+quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests|PresenceTests"
 # Last, and alone: tests that put the machine under load themselves (tens of concurrent uploads), which would
 # starve the timed claims of the quiet ones.
 alone="AttachmentLoadTests|uploadsCutAtRandomLeaveNothingBehind"
