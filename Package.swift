@@ -32,10 +32,12 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
         // What an uploaded file is, judged by its bytes, and its location metadata removed as it streams. No I/O.
         .target(name: "MediaSafety", swiftSettings: strict),
+        // A ClamAV daemon's INSTREAM protocol over its Unix socket: the one place that touches POSIX sockets for it.
+        .target(name: "Clamd", swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
         .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
-        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto", "MediaSafety"], swiftSettings: strict),
+        .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto", "MediaSafety", "Clamd"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["CCurl", "Crypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),
         // The agent console: its files embedded in the binary, and its one-time sign-in links.
         .target(name: "Console", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto"],
@@ -59,10 +61,11 @@ let package = Package(
         // Image files assembled in code (with the metadata phones write), and parsers to check what is left of it.
         .target(name: "MediaFixtures", dependencies: ["MediaSafety", "TestSupport"], path: "Tests/MediaFixtures",
                 swiftSettings: strict),
+        .testTarget(name: "ClamdTests", dependencies: ["Clamd"], swiftSettings: strict),
         .testTarget(name: "MediaSafetyTests", dependencies: ["MediaSafety", "MediaFixtures", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "Console", "SwitchboardClient", "switchboard", "Crypto", "MediaFixtures", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["App", "HTTPServer", "Postgres", "Accounts", "Feeds", "Interactions", "Webhooks", "Console", "SwitchboardClient", "switchboard", "Crypto", "MediaFixtures", "Clamd", "TestSupport"], swiftSettings: strict),
     ]
 )

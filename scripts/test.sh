@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-$(command -v swift || echo /opt/swift/usr/bin/swift)}
 
-# Chromium and its driver for the agent console's browser test (Tests/contract/console_browser.py).
-scripts/ensure-deps.sh chromium chromium-driver
+# Chromium and its driver for the agent console's browser test (Tests/contract/console_browser.py); a ClamAV daemon
+# for the upload-scanning tests, which start their own with a one-signature database (nothing is downloaded).
+scripts/ensure-deps.sh chromium chromium-driver clamav-daemon
 
 flags=()
 if [ -n "${SANITIZE:-}" ]; then flags+=(--sanitize="$SANITIZE"); fi

@@ -65,7 +65,7 @@ public struct Configuration: Sendable {
     public var webhooks: WebhookSettings
     /// Attachments' limits: `ATTACHMENT_MAX_BYTES` (10 MiB), `ATTACHMENT_QUOTA_BYTES_PER_TENANT` (10 GiB),
     /// `ATTACHMENT_ORPHAN_HOURS` (24: how long an upload no message carries is kept), `ATTACHMENT_UPLOADS_PER_MINUTE`
-    /// (30, per user or API key, per process).
+    /// (30, per user or API key, per process), `ATTACHMENT_CLAMD_SOCKET` (a ClamAV daemon's socket; unset: no scanning).
     public var attachments: AttachmentPolicy
     /// Serves the agent console at `/console/` (`CONSOLE`, 1 by default; 0 turns it off).
     public var console: Bool
@@ -181,7 +181,8 @@ public struct Configuration: Sendable {
             quotaBytesPerTenant: Int64(try reader.integer("ATTACHMENT_QUOTA_BYTES_PER_TENANT", default: 10 << 30,
                                                           in: 0 ... 1 << 50)),
             unusedFor: .seconds(3600 * (try reader.integer("ATTACHMENT_ORPHAN_HOURS", default: 24, in: 1 ... 24 * 365))),
-            uploadsPerMinute: try reader.integer("ATTACHMENT_UPLOADS_PER_MINUTE", default: 30, in: 1 ... 1_000_000))
+            uploadsPerMinute: try reader.integer("ATTACHMENT_UPLOADS_PER_MINUTE", default: 30, in: 1 ... 1_000_000),
+            clamdSocket: reader.string("ATTACHMENT_CLAMD_SOCKET").flatMap { $0.isEmpty ? nil : $0 })
     }
 
     static func webhookSettings(_ reader: EnvironmentReader) throws -> WebhookSettings {

@@ -23,6 +23,10 @@ public enum AttachmentError: Error, Sendable, Equatable {
     case notUsable(String)
     /// A malware scan found the file infected: it is never served.
     case infected
+    /// The upload's malware scan matched `signature`: it is refused and nothing of it is kept.
+    case malwareFound(signature: String)
+    /// Uploads are scanned and the scanner gave no verdict (unreachable, too slow, refused the file): nothing is kept.
+    case scanUnavailable(String)
     /// A stored attachment's bytes are missing (the storage lost them).
     case bytesMissing(UUID)
 }

@@ -1,4 +1,4 @@
-/// The limits on attachments, from the service's configuration.
+/// The limits and checks on attachments, from the service's configuration.
 public struct AttachmentPolicy: Sendable {
     /// The largest file accepted, in bytes (`ATTACHMENT_MAX_BYTES`).
     public var maximumBytes: Int
@@ -8,14 +8,18 @@ public struct AttachmentPolicy: Sendable {
     public var unusedFor: Duration
     /// Uploads one user (or API key) may start per minute (`ATTACHMENT_UPLOADS_PER_MINUTE`).
     public var uploadsPerMinute: Int
+    /// A ClamAV daemon's Unix socket (`ATTACHMENT_CLAMD_SOCKET`): every upload is scanned as it streams, an infected
+    /// one refused; nil leaves files `not_scanned`.
+    public var clamdSocket: String?
 
     /// The defaults: 10 MiB files, 10 GiB per tenant, unused uploads kept 24 hours, 30 uploads a minute.
     public init(maximumBytes: Int = 10 << 20, quotaBytesPerTenant: Int64 = 10 << 30, unusedFor: Duration = .seconds(24 * 3600),
-                uploadsPerMinute: Int = 30) {
+                uploadsPerMinute: Int = 30, clamdSocket: String? = nil) {
         self.maximumBytes = maximumBytes
         self.quotaBytesPerTenant = quotaBytesPerTenant
         self.unusedFor = unusedFor
         self.uploadsPerMinute = uploadsPerMinute
+        self.clamdSocket = clamdSocket
     }
 
     /// A staged upload whose process died mid-way is removed after this long (no upload takes that long: the server

@@ -5,7 +5,8 @@ import MediaSafety
 
 extension AttachmentError: ProblemConvertible {
     /// 404 for what the caller may not see, 415 for types, 413 for size, 507 for a full quota, 429 over the upload
-    /// rate, 422 for a message's unusable attachment, 403 for an infected file.
+    /// rate, 422 for a message's unusable attachment or an infected upload, 403 for an infected file, 503 when the
+    /// malware scanner gives no verdict.
     public var problem: Problem {
         switch self {
         case .notFound:
@@ -38,6 +39,14 @@ extension AttachmentError: ProblemConvertible {
                            extensions: ["parameter": "attachment_ids"])
         case .infected:
             return Problem(status: 403, title: "Forbidden", detail: "This file failed a malware scan; it is not served.")
+        case .malwareFound(let signature):
+            return Problem(status: 422, title: "Unprocessable Content",
+                           detail: "The file failed a malware scan (\(signature)); it was not kept.",
+                           extensions: ["signature": signature])
+        case .scanUnavailable:
+            // What went wrong with the scanner is the operator's business, not the uploader's.
+            return .serviceUnavailable("Uploads are scanned for malware and the scanner is not answering; retry later.",
+                                       retryAfterSeconds: 30)
         case .bytesMissing:
             return Problem(status: 500, title: "Internal Server Error", detail: "The attachment's bytes are missing.")
         }

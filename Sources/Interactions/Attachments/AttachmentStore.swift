@@ -27,7 +27,7 @@ struct AttachmentStore: Sendable {
     /// Makes a staged upload visible with what its bytes turned out to be, counting them against the tenant's quota;
     /// in the caller's transaction.
     func finalize(_ id: UUID, tenant: UUID, contentType: String, size: Int64, sha256: [UInt8], width: Int?, height: Int?,
-                  quota: Int64, on connection: PostgresConnection) async throws -> Attachment {
+                  scanState: String, quota: Int64, on connection: PostgresConnection) async throws -> Attachment {
         let counted = try await connection.query("""
             INSERT INTO attachment_usage AS usage (tenant_id, bytes) SELECT $1::uuid, $2::bigint WHERE $2::bigint <= $3::bigint
             ON CONFLICT (tenant_id) DO UPDATE SET bytes = usage.bytes + EXCLUDED.bytes
@@ -37,10 +37,10 @@ struct AttachmentStore: Sendable {
         guard !counted.isEmpty else { throw AttachmentError.quotaExceeded(limit: quota) }
         let rows = try await connection.query("""
             UPDATE attachments SET state = 'ready', content_type = $2, size = $3, sha256 = $4::bytea, width = $5,
-                height = $6, created_at = now()
+                height = $6, scan_state = $7, created_at = now()
             WHERE id = $1::uuid AND state = 'staged'
             RETURNING \(Attachment.columns())
-            """, [id, contentType, size, sha256, width, height])
+            """, [id, contentType, size, sha256, width, height, scanState])
         guard let row = rows.first else { throw AttachmentError.notFound }
         return try Attachment(row: row)
     }
