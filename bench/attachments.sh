@@ -4,6 +4,8 @@
 #     Postgres;
 #   - download: `wrk -t2 -c8` on GET /v1/attachments/{id} beside nginx serving the same bytes from a file
 #     (sendfile, one worker): MB/s and their ratio;
+#   - API requests (GET an interaction, wrk -t2 -c8) with 20 slow uploads in flight (64 KB a second each) beside the
+#     same without: their p99 and its ratio (goal ≤ 1.5);
 #   - the message path: POSTs with one (1 KB) attachment each beside plain POSTs, wrk -t2 -c16: POST/s and Switchboard
 #     CPU per POST.
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_SECONDS (5), BENCH_ROUNDS (3)
@@ -119,14 +121,38 @@ for size in 1 10; do
     done
 done
 
+# API requests with 20 slow uploads in flight (64 KB a second each, as a phone on a poor network sends) beside the
+# same requests without: p99 of GET /v1/interactions/{id}, `wrk -t2 -c8`, rounds alternating.
+slow_seconds=$(( BENCH_SECONDS + 4 ))
+api_p99() {  # api_p99 RAW: p99 in ms from a wrk --latency report
+    awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) }
+                       else if (v ~ /s$/) { sub(/s$/, "", v); v *= 1000 }; printf "%.2f", v }' "$1"
+}
+for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+    quiet_raw="$BENCH_OUT/raw/attachments-api-quiet-r$r.txt"
+    bench_run wrk -t2 -c8 -d"${BENCH_SECONDS}s" --latency -H "Authorization: Bearer $agent" \
+        "$url/v1/interactions/$interaction" >"$quiet_raw" 2>&1
+    slow_out="$BENCH_OUT/raw/attachments-slow-r$r.txt"
+    python3 -I "$BENCH_DIR/attachments_client.py" slow "$url" "$interaction" "$customer" 20 "$slow_seconds" >"$slow_out" &
+    slow_pid=$!
+    sleep 2  # every upload's head is in and its body under way
+    busy_raw="$BENCH_OUT/raw/attachments-api-slow-r$r.txt"
+    bench_run wrk -t2 -c8 -d"${BENCH_SECONDS}s" --latency -H "Authorization: Bearer $agent" \
+        "$url/v1/interactions/$interaction" >"$busy_raw" 2>&1
+    wait "$slow_pid"
+    [ "$(cat "$slow_out")" = 20 ] || bench_die "slow uploads: $(cat "$slow_out") of 20 answered 201"
+    quiet=$(api_p99 "$quiet_raw") busy=$(api_p99 "$busy_raw")
+    ratio=$(python3 -c "print(f'{$busy / $quiet:.2f}')")
+    rows+=("| API p99 with 20 slow uploads in flight (GET interaction, wrk -c8) | $r | $busy ms | without: $quiet ms → **$ratio** (goal ≤ 1.5) | | |")
+    bench_log "API p99 with slow uploads, round $r: $busy ms against $quiet ms without ($ratio)"
+done
+
 # The message path: plain POSTs beside POSTs each carrying one unused 1 KB upload.
 head -c 1024 "$files/1.txt" >"$files/small.txt"
 pool="$BENCH_OUT/attachments/ids.txt"
 : >"$pool"
 bench_log "uploading small files for the message path"
-seq 10000 | xargs -P 4 -I{} sh -c "curl -sf -X POST '$url/v1/interactions/$interaction/attachments' \
-    -H 'Authorization: Bearer $agent' -H 'Content-Type: text/plain' --data-binary @$files/small.txt \
-    | sed -n 's/^{.*\"id\":\"\([0-9a-f-]*\)\".*/\\1/p'" >"$pool"  # one short line per id: atomic in the pipe
+python3 -I "$BENCH_DIR/attachments_client.py" many "$url" "$interaction" "$agent" "$files/small.txt" 10000 >"$pool"
 echo "$interaction" >"$files/interaction.txt"
 kinds=(plain attachment)
 if [ "$(wc -l <"$pool")" -lt 1000 ]; then
