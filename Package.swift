@@ -35,7 +35,7 @@ let package = Package(
         // A ClamAV daemon's INSTREAM protocol over its Unix socket: the one place that touches POSIX sockets for it.
         .target(name: "Clamd", swiftSettings: strict),
         .target(name: "Postgres", dependencies: ["CLibPQ", "Coordination"], swiftSettings: strict),
-        .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination"], swiftSettings: strict),
+        .target(name: "Accounts", dependencies: ["HTTPServer", "Postgres", "Coordination", "Crypto"], swiftSettings: strict),
         .target(name: "Feeds", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts"], swiftSettings: strict),
         .target(name: "Interactions", dependencies: ["HTTPServer", "Postgres", "Coordination", "Accounts", "Crypto", "MediaSafety", "Clamd"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["CCurl", "Crypto", "HTTPServer", "Postgres", "Coordination", "Accounts", "Interactions"], swiftSettings: strict),

@@ -119,6 +119,14 @@ if [ -z "${DATABASE_URL:-}" ] || names_private_cluster "$DATABASE_URL"; then
         SWITCHBOARD_ADMIN_TOKEN=$(cat "$token_file")
         export SWITCHBOARD_ADMIN_TOKEN
     fi
+    # The audit chain's key, kept beside the cluster like the admin token (a deployment keeps its own out of the
+    # database's reach: see "Data lifecycle" in the README).
+    if [ -z "${AUDIT_SEAL_KEY:-}" ]; then
+        key_file=$(dirname "$PG_DIR")/audit-seal-key
+        [ -s "$key_file" ] || (umask 077 && openssl rand -hex 32 >"$key_file")
+        AUDIT_SEAL_KEY=$(cat "$key_file")
+        export AUDIT_SEAL_KEY
+    fi
 fi
 
 check_ports

@@ -42,7 +42,7 @@ public struct AccountRoutes: Sendable {
         let body = try request.decodeJSON(CreateTenant.self)
         let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
         try Problem.requireLength(name, of: "name", in: 1 ... 200)
-        let tenant = try await store.createTenant(name: name)
+        let tenant = try await store.createTenant(name: name, by: .admin(request))
         return try .json(tenant, status: 201)
     }
 
@@ -50,7 +50,7 @@ public struct AccountRoutes: Sendable {
 
     @Sendable func issueKey(_ request: Request) async throws -> Response {
         guard let tenantID = UUID(uuidString: request.parameter("id")),
-              let key = try await store.issueKey(tenantID: tenantID) else {
+              let key = try await store.issueKey(tenantID: tenantID, by: .admin(request)) else {
             throw Problem.notFound("No such tenant.")
         }
         return try .json(KeyIssued(id: key.id.lowercased, api_key: key.apiKey, created_at: key.createdAt), status: 201)
@@ -59,7 +59,7 @@ public struct AccountRoutes: Sendable {
     @Sendable func revokeKey(_ request: Request) async throws -> Response {
         guard let tenantID = UUID(uuidString: request.parameter("id")),
               let keyID = UUID(uuidString: request.parameter("key_id")),
-              try await store.revokeKey(tenantID: tenantID, keyID: keyID) else {
+              try await store.revokeKey(tenantID: tenantID, keyID: keyID, by: .admin(request)) else {
             throw Problem.notFound("No such key for this tenant.")
         }
         await tokens.forgetAll()
@@ -94,7 +94,7 @@ public struct AccountRoutes: Sendable {
         var keyID: UUID?
         if case .apiKey(let id) = principal.credential { keyID = id }
         let session = try await store.createSession(tenantID: principal.tenantID, userID: body.user_id, role: role,
-                                                    ttlSeconds: ttl, keyID: keyID)
+                                                    ttlSeconds: ttl, keyID: keyID, by: AuditContext(principal, request))
         return try .json(SessionBody(token: session.token, expires_at: session.expiresAt, user_id: body.user_id,
                                      role: role, tenant_id: nil), status: 201)
     }
@@ -109,14 +109,14 @@ public struct AccountRoutes: Sendable {
     @Sendable func revokeUserSessions(_ request: Request, _ principal: Principal) async throws -> Response {
         let userID = request.parameter("user_id")
         try Problem.requireLength(userID, of: "user_id", in: 1 ... 200)
-        _ = try await store.revokeSessions(tenantID: principal.tenantID, userID: userID)
+        _ = try await store.revokeSessions(tenantID: principal.tenantID, userID: userID, by: AuditContext(principal, request))
         await tokens.forgetAll()
         return .empty()
     }
 
     @Sendable func revokeCurrentSession(_ request: Request, _ principal: Principal) async throws -> Response {
         guard case .session(let sessionID, _, _) = principal.credential else { throw AuthError.unknown }
-        try await store.revokeSession(id: sessionID)
+        try await store.revokeSession(id: sessionID, tenantID: principal.tenantID, by: AuditContext(principal, request))
         await tokens.forget(try AccessGuard.bearerToken(request))
         return .empty()
     }

@@ -54,8 +54,8 @@ public struct AccountStore: Sendable {
         public let expiresAt: Date
     }
 
-    /// Creates a tenant and its first API key, in one transaction.
-    public func createTenant(name: String) async throws -> NewTenant {
+    /// Creates a tenant and its first API key, in one transaction with its audit entry.
+    public func createTenant(name: String, by context: AuditContext) async throws -> NewTenant {
         let apiKey = SecretToken.generate(.apiKey)
         return try await pool.withTransaction { connection in
             let tenant = try await connection.query("INSERT INTO tenants (name) VALUES ($1) RETURNING id", [name])
@@ -63,27 +63,32 @@ public struct AccountStore: Sendable {
             let key = try await connection.query(
                 "INSERT INTO api_keys (tenant_id, key_hash) VALUES ($1::uuid, sha256(convert_to($2, 'UTF8'))) RETURNING id",
                 [tenantID, apiKey])
+            try await AuditLog.record("tenant.created", AuditTarget("tenant", tenantID), tenant: tenantID, by: context,
+                                      on: connection)
             return NewTenant(id: tenantID, name: name, apiKeyID: try key[0].decode("id"), apiKey: apiKey)
         }
     }
 
-    /// Issues another API key for a tenant; nil when there is no such tenant.
-    public func issueKey(tenantID: UUID) async throws -> NewKey? {
+    /// Issues another API key for a tenant, audited; nil when there is no such tenant.
+    public func issueKey(tenantID: UUID, by context: AuditContext) async throws -> NewKey? {
         let apiKey = SecretToken.generate(.apiKey)
-        let rows = try await pool.withConnection { connection in
-            try await connection.query("""
+        return try await pool.withTransaction { connection in
+            let rows = try await connection.query("""
                 INSERT INTO api_keys (tenant_id, key_hash)
                 SELECT id, sha256(convert_to($2, 'UTF8')) FROM tenants WHERE id = $1::uuid
                 RETURNING id, created_at
                 """, [tenantID, apiKey])
+            guard let row = rows.first else { return nil }
+            let key = NewKey(id: try row.decode("id"), apiKey: apiKey, createdAt: try row.decode("created_at"))
+            try await AuditLog.record("api_key.created", AuditTarget("api_key", key.id), tenant: tenantID, by: context,
+                                      on: connection)
+            return key
         }
-        guard let row = rows.first else { return nil }
-        return NewKey(id: try row.decode("id"), apiKey: apiKey, createdAt: try row.decode("created_at"))
     }
 
     /// Revokes one of a tenant's keys (idempotently), and with it every session the key opened (each announced on
     /// ``revocationChannel``); false when the tenant has no such key.
-    public func revokeKey(tenantID: UUID, keyID: UUID) async throws -> Bool {
+    public func revokeKey(tenantID: UUID, keyID: UUID, by context: AuditContext) async throws -> Bool {
         try await pool.withTransaction { connection in
             let rows = try await connection.query("""
                 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
@@ -91,15 +96,19 @@ public struct AccountStore: Sendable {
                 """, [keyID, tenantID])
             guard !rows.isEmpty else { return false }
             _ = try await AccountStore.revokeSessions(where: "api_key_id = $1::uuid", [keyID], on: connection)
+            try await AuditLog.record("api_key.revoked", AuditTarget("api_key", keyID), tenant: tenantID, by: context,
+                                      on: connection)
             return true
         }
     }
 
     /// Revokes every live session of one user of the tenant (sign out everywhere); returns how many there were.
-    public func revokeSessions(tenantID: UUID, userID: String) async throws -> Int {
+    public func revokeSessions(tenantID: UUID, userID: String, by context: AuditContext) async throws -> Int {
         try await pool.withTransaction { connection in
-            try await AccountStore.revokeSessions(where: "tenant_id = $1::uuid AND user_id = $2", [tenantID, userID],
-                                                  on: connection)
+            let count = try await AccountStore.revokeSessions(where: "tenant_id = $1::uuid AND user_id = $2",
+                                                              [tenantID, userID], on: connection)
+            try await AuditLog.record("sessions.revoked", .user(userID), tenant: tenantID, by: context, on: connection)
+            return count
         }
     }
 
@@ -118,32 +127,39 @@ public struct AccountStore: Sendable {
     /// Opens a session for a user of the tenant's app.
     /// `keyID` is the API key opening it: revoking that key revokes the session.
     public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int,
-                              keyID: UUID? = nil) async throws -> NewSession {
+                              keyID: UUID? = nil, by context: AuditContext) async throws -> NewSession {
         try await pool.withConnection { connection in
             try await createSession(tenantID: tenantID, userID: userID, role: role, ttlSeconds: ttlSeconds, keyID: keyID,
-                                    on: connection)
+                                    by: context, on: connection)
         }
     }
 
     /// Opens a session as ``createSession(tenantID:userID:role:ttlSeconds:keyID:)`` does, on `connection` (in the
     /// caller's transaction).
+    /// The session and its audit entry (`session.created`, the user as target) are written by one statement.
     public func createSession(tenantID: UUID, userID: String, role: Role, ttlSeconds: Int, keyID: UUID?,
-                              on connection: PostgresConnection) async throws -> NewSession {
+                              by context: AuditContext, on connection: PostgresConnection) async throws -> NewSession {
         let token = SecretToken.generate(.session)
         let rows = try await connection.query("""
-            INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at, api_key_id)
-            VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int), $6::uuid)
-            RETURNING id, expires_at
-            """, [tenantID, token, userID, role.rawValue, ttlSeconds, keyID])
+            WITH opened AS (
+                INSERT INTO sessions (tenant_id, token_hash, user_id, role, expires_at, api_key_id)
+                VALUES ($1::uuid, sha256(convert_to($2, 'UTF8')), $3, $4, now() + make_interval(secs => $5::int), $6::uuid)
+                RETURNING id, expires_at
+            )
+            SELECT id, expires_at, \(AuditLog.call(from: 7)) FROM opened
+            """, [tenantID, token, userID, role.rawValue, ttlSeconds, keyID]
+                + AuditLog.parameters("session.created", .user(userID), tenant: tenantID, by: context))
         return NewSession(id: try rows[0].decode("id"), token: token, expiresAt: try rows[0].decode("expires_at"))
     }
 
     /// Revokes a session (idempotently).
     /// Every replica hears of it on ``revocationChannel`` when the revocation commits (the session id as payload),
     /// so live streams opened with the session end within moments everywhere.
-    public func revokeSession(id: UUID) async throws {
-        _ = try await pool.withConnection { connection in
-            try await AccountStore.revokeSessions(where: "id = $1::uuid", [id], on: connection)
+    public func revokeSession(id: UUID, tenantID: UUID, by context: AuditContext) async throws {
+        _ = try await pool.withTransaction { connection in
+            _ = try await AccountStore.revokeSessions(where: "id = $1::uuid", [id], on: connection)
+            try await AuditLog.record("session.revoked", AuditTarget("session", id), tenant: tenantID, by: context,
+                                      on: connection)
         }
     }
 

@@ -67,6 +67,11 @@ public struct Configuration: Sendable {
     /// `ATTACHMENT_ORPHAN_HOURS` (24: how long an upload no message carries is kept), `ATTACHMENT_UPLOADS_PER_MINUTE`
     /// (30, per user or API key, per process), `ATTACHMENT_CLAMD_SOCKET` (a ClamAV daemon's socket; unset: no scanning).
     public var attachments: AttachmentPolicy
+    /// The audit chain's key (`AUDIT_SEAL_KEY`, 64 hexadecimal digits; never stored in the database): without it
+    /// entries are recorded but not sealed.
+    public var auditSealKey: [UInt8]?
+    /// Audit entries older than this many days are deleted (`AUDIT_RETENTION_DAYS`, 400).
+    public var auditRetentionDays = 400
     /// Serves the agent console at `/console/` (`CONSOLE`, 1 by default; 0 turns it off).
     public var console: Bool
     /// Where the service is reached from outside (`PUBLIC_URL`: `https://support.example.com`), for the links a
@@ -150,7 +155,7 @@ public struct Configuration: Sendable {
             streams?.port = try reader.integer("STREAM_PORT", default: defaultPort, in: 0 ... 65535)
         }
         let databaseURL = try databaseURL(reader)
-        return Configuration(
+        var configuration = Configuration(
             server: server, streamServer: streams, streamHandoff: handoff, databaseURL: databaseURL,
             poolSize: try reader.integer("DATABASE_POOL_SIZE", default: 10, in: 1 ... 1000),
             poolTimeout: .milliseconds(try reader.integer("DATABASE_POOL_TIMEOUT_MS", default: 5000, in: 1 ... 600_000)),
@@ -173,6 +178,9 @@ public struct Configuration: Sendable {
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
                                                                 in: 100 ... 3_600_000)),
             webhooks: try webhookSettings(reader), attachments: try attachmentPolicy(reader))
+        configuration.auditSealKey = try reader.key("AUDIT_SEAL_KEY")
+        configuration.auditRetentionDays = try reader.integer("AUDIT_RETENTION_DAYS", default: 400, in: 1 ... 36_500)
+        return configuration
     }
 
     static func attachmentPolicy(_ reader: EnvironmentReader) throws -> AttachmentPolicy {

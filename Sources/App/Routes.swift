@@ -72,6 +72,7 @@ enum Routes {
                      logDropped: logDropped).register(on: &router)
         AccountRoutes(store: services.accounts, tokens: services.tokens, guardian: services.guardian,
                       adminToken: configuration.adminToken).register(on: &router)
+        AuditRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken).register(on: &router)
         FeedRoutes(service: services.feeds, guardian: services.guardian).register(on: &router)
         InteractionRoutes(pool: pool, guardian: services.guardian, events: services.interactionEvents,
                           presence: services.presence)

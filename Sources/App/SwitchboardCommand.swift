@@ -16,6 +16,8 @@ public enum SwitchboardCommand {
             await tenants(Array(arguments.dropFirst(2)))
         case "console-link":
             await consoleLink(Array(arguments.dropFirst(2)))
+        case "audit":
+            await AuditCommand.main(Array(arguments.dropFirst(2)))
         case "-h", "--help", "help":
             print(usage)
             exit(0)
@@ -32,6 +34,9 @@ public enum SwitchboardCommand {
                switchboard console-link --tenant ID --agent AGENT_ID [--ttl SECONDS]
                                                 a one-time sign-in link to the agent console (JSON: url,
                                                 expires_at; the link lives 300 s unless --ttl, at most 600)
+               switchboard audit verify --tenant ID
+                                                checks the tenant's audit chain with AUDIT_SEAL_KEY; says
+                                                where it breaks (exit 1) or that it is whole (exit 0)
           configuration comes from environment variables; see README.md
         """
 
@@ -51,7 +56,7 @@ public enum SwitchboardCommand {
         let pool = PostgresPool(configuration: database, maxConnections: 1)
         do {
             _ = try await Migrator.apply(Migrations.all, pool: pool)
-            let tenant = try await AccountStore(pool: pool).createTenant(name: name)
+            let tenant = try await AccountStore(pool: pool).createTenant(name: name, by: .command("tenants create"))
             print(String(decoding: try JSON.encode(tenant), as: UTF8.self))
             await pool.close()
             exit(0)
@@ -89,7 +94,8 @@ public enum SwitchboardCommand {
         do {
             _ = try await Migrator.apply(Migrations.all, pool: pool)
             let minted = try await ConsoleLinks(pool: pool).mint(tenant: tenant, agent: agent, ttlSeconds: ttl,
-                                                                 sessionTTLSeconds: 8 * 3600, keyID: nil)
+                                                                 sessionTTLSeconds: 8 * 3600, keyID: nil,
+                                                                 by: .command("console-link"))
             let answer = ["url": ConsoleRoutes.url(of: minted.code, publicURL: publicURL),
                           "expires_at": RFC3339.string(from: minted.expiresAt)]
             print(String(decoding: try JSON.encode(answer), as: UTF8.self))
@@ -101,7 +107,7 @@ public enum SwitchboardCommand {
         }
     }
 
-    private static func fail(_ message: String, status: Int32) -> Never {
+    static func fail(_ message: String, status: Int32) -> Never {
         FileHandle.standardError.write(Data((message + "\n").utf8))
         exit(status)
     }

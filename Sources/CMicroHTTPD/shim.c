@@ -287,6 +287,20 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : info->connect_fd;
 }
 
+int sb_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    const union MHD_ConnectionInfo *peer = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (peer == NULL || peer->client_addr == NULL || size == 0) return 0;
+    const void *address = NULL;
+    if (peer->client_addr->sa_family == AF_INET) {
+        address = &((const struct sockaddr_in *)peer->client_addr)->sin_addr;
+    } else if (peer->client_addr->sa_family == AF_INET6) {
+        address = &((const struct sockaddr_in6 *)peer->client_addr)->sin6_addr;
+    } else {
+        return 0;
+    }
+    return inet_ntop(peer->client_addr->sa_family, address, buffer, (socklen_t)size) != NULL;
+}
+
 long sb_raise_nofile_limit(void) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;

@@ -28,22 +28,28 @@ public struct ConsoleLinks: Sendable {
     /// Mints a link for `agent` of `tenant`, living `ttlSeconds`; the session it opens lives `sessionTTLSeconds`.
     /// `keyID`: the API key minting it (revoking the key kills the link, and the session it opened).
     public func mint(tenant: UUID, agent: String, ttlSeconds: Int, sessionTTLSeconds: Int,
-                     keyID: UUID?) async throws -> Minted {
+                     keyID: UUID?, by context: AuditContext) async throws -> Minted {
         var generator = SystemRandomNumberGenerator()
         let code = "scl_" + Base64URL.encode((0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         let rows = try await pool.withConnection { connection in
+            // The link and its audit entry (`console_link.created`, the agent as target) in one statement.
             try await connection.query("""
-                INSERT INTO console_links (code_hash, tenant_id, agent_id, api_key_id, session_ttl_seconds, expires_at)
-                VALUES (sha256(convert_to($1, 'UTF8')), $2::uuid, $3, $4::uuid, $5::int, now() + make_interval(secs => $6::int))
-                RETURNING expires_at
-                """, [code, tenant, agent, keyID, sessionTTLSeconds, ttlSeconds])
+                WITH minted AS (
+                    INSERT INTO console_links (code_hash, tenant_id, agent_id, api_key_id, session_ttl_seconds, expires_at)
+                    VALUES (sha256(convert_to($1, 'UTF8')), $2::uuid, $3, $4::uuid, $5::int,
+                            now() + make_interval(secs => $6::int))
+                    RETURNING expires_at
+                )
+                SELECT expires_at, \(AuditLog.call(from: 7)) FROM minted
+                """, [code, tenant, agent, keyID, sessionTTLSeconds, ttlSeconds]
+                    + AuditLog.parameters("console_link.created", .user(agent), tenant: tenant, by: context))
         }
         return Minted(code: code, expiresAt: try rows[0].decode("expires_at"))
     }
 
     /// Trades `code` for a new agent session, once: nil when the code is unknown, used, expired, or its API key was
     /// revoked. The link is marked used in the transaction that opens the session (both or neither).
-    public func redeem(_ code: String, accounts: AccountStore) async throws
+    public func redeem(_ code: String, accounts: AccountStore, request: Request) async throws
         -> (session: AccountStore.NewSession, tenant: UUID, agent: String)? {
         guard code.utf8.count <= 100 else { return nil }
         return try await pool.withTransaction { connection in
@@ -57,8 +63,10 @@ public struct ConsoleLinks: Sendable {
             let tenant: UUID = try row.decode("tenant_id")
             let agent: String = try row.decode("agent_id")
             let ttl = Int(try row.decode("session_ttl_seconds", as: Int32.self))
-            let session = try await accounts.createSession(tenantID: tenant, userID: agent, role: .agent, ttlSeconds: ttl,
-                                                           keyID: try row.decode("api_key_id"), on: connection)
+            // The session's own entry records the redemption: the agent (by pseudonym) opened it from this address.
+            let session = try await accounts.createSession(
+                tenantID: tenant, userID: agent, role: .agent, ttlSeconds: ttl, keyID: try row.decode("api_key_id"),
+                by: .consoleSignIn(agent: agent, request), on: connection)
             return (session, tenant, agent)
         }
     }

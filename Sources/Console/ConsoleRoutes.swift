@@ -85,7 +85,7 @@ public struct ConsoleRoutes: Sendable {
         var keyID: UUID?
         if case .apiKey(let id) = principal.credential { keyID = id }
         let minted = try await links.mint(tenant: principal.tenantID, agent: body.agentID, ttlSeconds: ttl,
-                                          sessionTTLSeconds: sessionTTL, keyID: keyID)
+                                          sessionTTLSeconds: sessionTTL, keyID: keyID, by: AuditContext(principal, request))
         return try .json(LinkAnswer(url: ConsoleRoutes.url(of: minted.code, publicURL: publicURL), expiresAt: minted.expiresAt),
                          status: 201)
     }
@@ -110,7 +110,7 @@ public struct ConsoleRoutes: Sendable {
 
     @Sendable func redeem(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(RedeemBody.self)
-        guard let redeemed = try await links.redeem(body.code, accounts: accounts) else {
+        guard let redeemed = try await links.redeem(body.code, accounts: accounts, request: request) else {
             throw Problem(status: 401, type: "/problems/unusable-link", title: "Unusable Link",
                           detail: "This sign-in link was used already, has expired, or is not one; ask for a new one.")
         }

@@ -12,8 +12,18 @@ enum MHDRequestReader {
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, pointer)
         }
-        return Request(method: String(cString: method), path: String(cString: url), query: query.items,
-                       headers: headers)
+        var request = Request(method: String(cString: method), path: String(cString: url), query: query.items,
+                              headers: headers)
+        request.clientAddress = clientAddress(connection)
+        return request
+    }
+
+    /// The peer's address as text (46 bytes hold any IPv6 address's text form).
+    static func clientAddress(_ connection: OpaquePointer) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
+            guard sb_mhd_client_address(connection, buffer.baseAddress, buffer.count) == 1 else { return "" }
+            return String(cString: buffer.baseAddress!)
+        }
     }
 
     struct QueryItems {

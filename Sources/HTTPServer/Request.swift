@@ -21,6 +21,8 @@ public struct Request: Sendable {
     public var route: String?
     /// The request id: the client's `X-Request-ID` when sane, else generated.
     public var id: String = ""
+    /// The address of the peer that sent the request (the proxy's, behind one), as text; empty when not known.
+    public var clientAddress = ""
     /// When the server had the request's head (the access log measures the request's time from here).
     public var arrival: ContinuousClock.Instant
     /// Values that middleware attaches for handlers further down (an authenticated principal, say).

@@ -25,7 +25,10 @@ extension InteractionRoutes {
     @Sendable func claim(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         return try await writes.run(request, principal) { [store] connection in
-            try .json(try await store.assign(id, .claim, by: principal, on: connection))
+            let interaction = try await store.assign(id, .claim, by: principal, on: connection)
+            try await AuditLog.record("interaction.claimed", AuditTarget("interaction", id), tenant: principal.tenantID,
+                                      by: AuditContext(principal, request), on: connection)
+            return try .json(interaction)
         }
     }
 
@@ -49,7 +52,11 @@ extension InteractionRoutes {
         let body = try request.decodeJSON(AssignBody.self)
         if let agent = body.agentID { try Problem.requireLength(agent, of: "agent_id", in: 1 ... 200) }
         return try await writes.run(request, principal) { [store] connection in
-            try .json(try await store.assign(id, .assign(body.agentID), by: principal, on: connection))
+            let interaction = try await store.assign(id, .assign(body.agentID), by: principal, on: connection)
+            try await AuditLog.record(body.agentID == nil ? "interaction.unassigned" : "interaction.assigned",
+                                      AuditTarget("interaction", id), tenant: principal.tenantID,
+                                      by: AuditContext(principal, request), on: connection)
+            return try .json(interaction)
         }
     }
 

@@ -14,6 +14,8 @@ public struct InteractionRoutes: Sendable {
     let streams: InteractionStreamRoute
     /// How many agents are online, for customers' view of an interaction.
     let presence: PresenceKeeper?
+    /// Agents' reads of interactions, for the audit trail.
+    let views: ViewAudit
 
     /// Routes over `pool`, guarded by `guardian`; event streams come from `events`, agents' presence from `presence`.
     public init(pool: PostgresPool, guardian: AccessGuard, events: InteractionEvents, presence: PresenceKeeper? = nil) {
@@ -22,6 +24,7 @@ public struct InteractionRoutes: Sendable {
         self.guardian = guardian
         self.streams = InteractionStreamRoute(pool: pool, events: events)
         self.presence = presence
+        self.views = ViewAudit(pool: pool)
     }
 
     /// The event-stream route's template: long-lived connections, which a server may hold in a daemon of their own.
@@ -82,6 +85,7 @@ public struct InteractionRoutes: Sendable {
         guard var interaction = try await pool.withConnection({ [store] connection in
             try await store.find(id, for: principal, on: connection)
         }) else { throw InteractionError.notFound(id) }
+        try await views.viewed(id, by: principal, request)
         // Customers learn whether anyone is there to answer — a count, never who.
         if principal.role == .customer, let presence { interaction.agentsOnline = try await presence.onlineCount(of: principal.tenantID) }
         return try .json(interaction)
@@ -150,6 +154,7 @@ public struct InteractionRoutes: Sendable {
             }
             return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
         }
+        try await views.viewed(id, by: principal, request)
         return try .json(PageBody(overfetched: messages, limit: limit, item: { $0 }, cursor: { String($0.seq) }))
     }
 

@@ -50,7 +50,8 @@ public struct WebhookRoutes: Sendable {
         let body = try request.decodeJSON(CreateBody.self)
         let url = try checkedURL(body.url)
         let events = try WebhookRoutes.events(body.events)
-        let endpoint = try await store.create(tenantID: principal.tenantID, url: url, events: events, secret: .generate())
+        let endpoint = try await store.create(tenantID: principal.tenantID, url: url, events: events, secret: .generate(),
+                                              by: AuditContext(principal, request))
         return try .json(endpoint, status: 201)
     }
 
@@ -87,20 +88,20 @@ public struct WebhookRoutes: Sendable {
         let url = try body.url.map(checkedURL)
         let events = try body.events.map(WebhookRoutes.events)
         guard let endpoint = try await store.update(id, tenantID: principal.tenantID, url: url, events: events,
-                                                    disabled: body.disabled) else { throw WebhookError.noSuchEndpoint(id) }
+                                                    disabled: body.disabled, by: AuditContext(principal, request)) else { throw WebhookError.noSuchEndpoint(id) }
         return try .json(endpoint)
     }
 
     @Sendable func delete(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try WebhookRoutes.id(request)
-        guard try await store.delete(id, tenantID: principal.tenantID) else { throw WebhookError.noSuchEndpoint(id) }
+        guard try await store.delete(id, tenantID: principal.tenantID, by: AuditContext(principal, request)) else { throw WebhookError.noSuchEndpoint(id) }
         return .empty()
     }
 
     @Sendable func rotate(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try WebhookRoutes.id(request)
         guard let endpoint = try await store.rotate(id, tenantID: principal.tenantID, to: .generate(),
-                                                    overlap: settings.secretOverlap) else {
+                                                    overlap: settings.secretOverlap, by: AuditContext(principal, request)) else {
             throw WebhookError.noSuchEndpoint(id)
         }
         return try .json(endpoint)

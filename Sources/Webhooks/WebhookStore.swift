@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTPServer
 import Postgres
@@ -22,16 +23,21 @@ public struct WebhookStore: Sendable {
 
     /// Creates an endpoint; throws ``WebhookError/endpointLimit(_:)`` when the tenant already has ``endpointLimit`` of
     /// them.
-    func create(tenantID: UUID, url: String, events: [WebhookEventType], secret: WebhookSecret) async throws -> WebhookEndpoint {
+    func create(tenantID: UUID, url: String, events: [WebhookEventType], secret: WebhookSecret,
+                by context: AuditContext) async throws -> WebhookEndpoint {
         let rows = try await pool.withTransaction { connection in
             // Serialises creations of one tenant, so the limit holds under concurrent requests.
             _ = try await connection.query("SELECT 1 FROM tenants WHERE id = $1::uuid FOR UPDATE", [tenantID])
-            return try await connection.query("""
+            let rows = try await connection.query("""
                 INSERT INTO webhook_endpoints (tenant_id, url, events, secret)
                 SELECT $1::uuid, $2, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), $4
                 WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1::uuid) < $5
                 RETURNING \(WebhookStore.columns)
                 """, [tenantID, url, try WebhookStore.json(events.map(\.rawValue)), secret.text, WebhookStore.endpointLimit])
+            if let row = rows.first {
+                try await WebhookStore.audit("webhook_endpoint.created", try row.decode("id"), tenantID, context, connection)
+            }
+            return rows
         }
         guard let row = rows.first else { throw WebhookError.endpointLimit(WebhookStore.endpointLimit) }
         var endpoint = try WebhookStore.endpoint(row)
@@ -65,10 +71,11 @@ public struct WebhookStore: Sendable {
 
     /// Changes what is given; `disabled` true disables with the tenant as the reason, false re-enables (and clears
     /// the reason). Nil when there is no such endpoint.
-    func update(_ id: UUID, tenantID: UUID, url: String?, events: [WebhookEventType]?, disabled: Bool?) async throws -> WebhookEndpoint? {
-        let rows = try await pool.withConnection { connection in
+    func update(_ id: UUID, tenantID: UUID, url: String?, events: [WebhookEventType]?, disabled: Bool?,
+                by context: AuditContext) async throws -> WebhookEndpoint? {
+        let rows = try await pool.withTransaction { connection in
             // Disabling parks the endpoint's pending messages (due at 'infinity'); re-enabling makes them due now.
-            try await connection.query("""
+            let rows = try await connection.query("""
                 WITH updated AS (
                     UPDATE webhook_endpoints SET
                         url = coalesce($3, url),
@@ -89,36 +96,51 @@ public struct WebhookStore: Sendable {
                 )
                 SELECT * FROM updated
                 """, [id, tenantID, url, try events.map { try WebhookStore.json($0.map(\.rawValue)) }, disabled])
+            if !rows.isEmpty { try await WebhookStore.audit("webhook_endpoint.updated", id, tenantID, context, connection) }
+            return rows
         }
         if disabled == false, !rows.isEmpty { await nudge() }
         return try rows.first.map(WebhookStore.endpoint)
     }
 
     /// Deletes the endpoint with its messages and attempts; false when there was none.
-    func delete(_ id: UUID, tenantID: UUID) async throws -> Bool {
-        let rows = try await pool.withConnection { connection in
-            try await connection.query("DELETE FROM webhook_endpoints WHERE id = $1::uuid AND tenant_id = $2::uuid RETURNING id",
-                                       [id, tenantID])
+    func delete(_ id: UUID, tenantID: UUID, by context: AuditContext) async throws -> Bool {
+        let rows = try await pool.withTransaction { connection in
+            let rows = try await connection.query(
+                "DELETE FROM webhook_endpoints WHERE id = $1::uuid AND tenant_id = $2::uuid RETURNING id", [id, tenantID])
+            if !rows.isEmpty { try await WebhookStore.audit("webhook_endpoint.deleted", id, tenantID, context, connection) }
+            return rows
         }
         return !rows.isEmpty
     }
 
     /// Replaces the secret with `secret`; the replaced one keeps signing for `overlap`. Nil when there is no such
     /// endpoint.
-    func rotate(_ id: UUID, tenantID: UUID, to secret: WebhookSecret, overlap: Duration) async throws -> WebhookEndpoint? {
-        let rows = try await pool.withConnection { connection in
-            try await connection.query("""
+    func rotate(_ id: UUID, tenantID: UUID, to secret: WebhookSecret, overlap: Duration,
+                by context: AuditContext) async throws -> WebhookEndpoint? {
+        let rows = try await pool.withTransaction { connection in
+            let rows = try await connection.query("""
                 UPDATE webhook_endpoints SET previous_secret = secret, secret = $3,
                     previous_secret_expires_at = now() + $4::bigint * interval '1 second', updated_at = now()
                 WHERE id = $1::uuid AND tenant_id = $2::uuid
                 RETURNING \(WebhookStore.columns)
                 """, [id, tenantID, secret.text, overlap.components.seconds])
+            if !rows.isEmpty {
+                try await WebhookStore.audit("webhook_endpoint.secret_rotated", id, tenantID, context, connection)
+            }
+            return rows
         }
         return try rows.first.map { row in
             var endpoint = try WebhookStore.endpoint(row)
             endpoint.secret = secret.text
             return endpoint
         }
+    }
+
+    /// Records an endpoint change in its transaction.
+    private static func audit(_ action: String, _ id: UUID, _ tenantID: UUID, _ context: AuditContext,
+                              _ connection: PostgresConnection) async throws {
+        try await AuditLog.record(action, AuditTarget("webhook_endpoint", id), tenant: tenantID, by: context, on: connection)
     }
 
     /// A page of the endpoint's attempts, newest first; nil when the tenant has no such endpoint.

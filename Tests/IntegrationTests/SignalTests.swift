@@ -22,7 +22,8 @@ struct SignalTests {
 
     static func launchBlocking(extra: [String: String]) throws -> Launched {
         var environment = ["DATABASE_URL": TestEnvironment.databaseURL, "PORT": "0", "HOST": "127.0.0.1",
-                           "SWITCHBOARD_TEST_ROUTES": "1", "LOG_LEVEL": "info", "SHUTDOWN_DEADLINE_SECONDS": "10"]
+                           "SWITCHBOARD_TEST_ROUTES": "1", "LOG_LEVEL": "info", "SHUTDOWN_DEADLINE_SECONDS": "10",
+                           "AUDIT_SEAL_KEY": TestApp.auditSealKeyText]
         environment.merge(extra) { $1 }
         let child = try ChildProcess(TestEnvironment.binary.path, ["serve"], environment: environment)
         var buffer = ""

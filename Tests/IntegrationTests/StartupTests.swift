@@ -90,7 +90,7 @@ struct StartupTests {
         let port = Loopback.unusedPort()
         let child = try ChildProcess(TestEnvironment.binary.path, ["serve"], environment: [
             "DATABASE_URL": "host=127.0.0.1 port=\(port) dbname=x user=x password=not-to-be-logged connect_timeout=1",
-            "PORT": "0", "HOST": "127.0.0.1", "LOG_LEVEL": "info",
+            "PORT": "0", "HOST": "127.0.0.1", "LOG_LEVEL": "info", "AUDIT_SEAL_KEY": TestApp.auditSealKeyText,
         ])
         let stop = Task {
             try await Task.sleep(for: .seconds(10))

@@ -208,6 +208,16 @@ try:
     call("POST", "/v1/webhooks/messages/msg_00000000000000000000000000000000/redeliver", key, expect=404)
     call("DELETE", f"/v1/webhooks/endpoints/{hid}", key, expect=204)
     call("GET", f"/v1/webhooks/endpoints/{hid}", key, expect=404)
+    # The audit trail: what was just done is there, users by pseudonym; the operator sees every tenant's.
+    trail = call("GET", "/v1/audit?limit=500", key, expect=200)
+    actions = [item["action"] for item in trail["items"]]
+    assert "webhook_endpoint.deleted" in actions and "session.created" in actions, actions
+    call("GET", "/v1/audit?action=session.created&limit=2", key, expect=200)
+    call("GET", "/v1/admin/audit?limit=5", ADMIN, expect=200)
+    call("GET", f"/v1/admin/audit?tenant={tenant['id']}&since=2026-01-01T00:00:00Z", ADMIN, expect=200)
+    call("GET", "/v1/audit?since=yesterday", key, expect=400)
+    call("GET", "/v1/audit", customer, expect=401)
+    call("GET", "/v1/admin/audit", key, expect=401)
     # Error paths, each validated against its documented problem response.
     call("GET", "/v1/sessions/current", expect=401)
     call("GET", "/v1/feeds/news?limit=0", customer, expect=400)

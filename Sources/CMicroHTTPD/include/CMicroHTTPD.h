@@ -101,6 +101,9 @@ uint16_t sb_mhd_bound_port(struct MHD_Daemon *daemon);
 /// The socket of a connection, or -1.
 int sb_mhd_connection_fd(struct MHD_Connection *connection);
 
+/// Writes the client's address as text (`192.0.2.7`, `2001:db8::1`) into `buffer`; 0 when it is not known.
+int sb_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
+
 /// `MHD_SIZE_UNKNOWN`, which Swift does not import.
 static inline uint64_t sb_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Postgres
 
@@ -44,7 +45,7 @@ struct AutoAssignment: Sendable {
                                 LIMIT 1 FOR UPDATE SKIP LOCKED) w)
         UPDATE interactions i SET assigned_agent_id = waiting.agent_id FROM waiting
         WHERE i.id = waiting.id
-        RETURNING i.id, i.assigned_agent_id
+        RETURNING i.id, i.assigned_agent_id, i.tenant_id
         """)
 }
 
@@ -54,7 +55,7 @@ extension InteractionStore {
     func assignAutomatically(_ id: UUID, tenant: UUID, on connection: PostgresConnection) async throws -> String? {
         let rows = try await connection.query(AutoAssignment.assignStatement, [tenant, id])
         guard let agent: String = try rows.first?.decode("assigned_agent_id") else { return nil }
-        try await logAutomaticAssignment(of: id, to: agent, on: connection)
+        try await logAutomaticAssignment(of: id, to: agent, tenant: tenant, on: connection)
         return agent
     }
 
@@ -64,12 +65,15 @@ extension InteractionStore {
         guard let row = rows.first else { return nil }
         let id: UUID = try row.decode("id")
         let agent: String = try row.decode("assigned_agent_id")
-        try await logAutomaticAssignment(of: id, to: agent, on: connection)
+        try await logAutomaticAssignment(of: id, to: agent, tenant: try row.decode("tenant_id"), on: connection)
         return (id, agent)
     }
 
-    private func logAutomaticAssignment(of id: UUID, to agent: String, on connection: PostgresConnection) async throws {
+    private func logAutomaticAssignment(of id: UUID, to agent: String, tenant: UUID,
+                                        on connection: PostgresConnection) async throws {
         let payload: [String: String?] = ["assigned_agent_id": agent, "previous_agent_id": nil, "by": nil]
         try await append(.assignment, payload, to: id, on: connection)
+        try await AuditLog.record("interaction.assigned", AuditTarget("interaction", id), tenant: tenant,
+                                  by: .system("automatic assignment"), on: connection)
     }
 }

@@ -54,13 +54,15 @@ public struct SettingsRoutes: Sendable {
         if let cap = patch.maxOpenPerAgent, !(1 ... 10_000).contains(cap) {
             throw Problem.badRequest("max_open_per_agent must be from 1 to 10000.", parameter: "max_open_per_agent")
         }
-        let settings = try await pool.withConnection { connection in
+        let settings = try await pool.withTransaction { connection in
             _ = try await connection.query("""
                 INSERT INTO tenant_settings (tenant_id, auto_assign, max_open_per_agent)
                 VALUES ($1::uuid, coalesce($2, 'off'), coalesce($3::int, 5))
                 ON CONFLICT (tenant_id) DO UPDATE SET auto_assign = coalesce($2, tenant_settings.auto_assign),
                                                       max_open_per_agent = coalesce($3::int, tenant_settings.max_open_per_agent)
                 """, [principal.tenantID, patch.autoAssign, patch.maxOpenPerAgent])
+            try await AuditLog.record("settings.updated", AuditTarget("settings", principal.tenantID),
+                                      tenant: principal.tenantID, by: AuditContext(principal, request), on: connection)
             return try await SettingsRoutes.settings(of: principal.tenantID, on: connection)
         }
         presence?.poke()

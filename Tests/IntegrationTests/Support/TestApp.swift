@@ -148,10 +148,11 @@ struct TestApp: Sendable {
                       statementDeadline: Duration = .seconds(30), listenerLiveness: Duration = .seconds(10),
                       poolTimeout: Duration = .seconds(5), presenceGrace: Duration = .seconds(30), console: Bool = true,
                       webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true),
-                      attachments: AttachmentPolicy = AttachmentPolicy()) async throws -> TestApp {
+                      attachments: AttachmentPolicy = AttachmentPolicy(),
+                      auditSealKey: [UInt8]? = TestApp.auditSealKey) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
-        let configuration = Configuration(
+        var configuration = Configuration(
             server: ServerConfiguration(host: "127.0.0.1", port: port, threads: 2),
             streamServer: Self.streamServer(listening: streamListener),
             databaseURL: databaseURL ?? database.url,
@@ -161,6 +162,7 @@ struct TestApp: Sendable {
             metricsToken: TestApp.metricsToken,
             statementDeadline: statementDeadline, listenerLiveness: listenerLiveness, webhooks: webhooks,
             attachments: attachments)
+        configuration.auditSealKey = auditSealKey
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()
@@ -174,6 +176,11 @@ struct TestApp: Sendable {
         configuration.listens = listening
         return configuration
     }
+
+    /// The audit chain's key in tests (what `AUDIT_SEAL_KEY` holds, as bytes).
+    static let auditSealKey: [UInt8] = Array(0 ..< 32)
+    /// ``auditSealKey`` as `AUDIT_SEAL_KEY` is written.
+    static let auditSealKeyText = auditSealKey.map { String(format: "%02x", $0) }.joined()
 
     func stop() async {
         await app.shutdown()

@@ -1,0 +1,67 @@
+import Foundation
+import Postgres
+
+/// Seals committed audit entries into their tenant's chain, in the order they became visible: each round takes the
+/// pending entries it can see (every one committed, whatever its id), orders them by id and appends them. One
+/// replica seals at a time (a transaction-scoped advisory lock), so the chain has one writer and the entries' own
+/// transactions never wait for it.
+public struct AuditSealer: Sendable {
+    let pool: PostgresPool
+    let key: [UInt8]
+    /// The advisory lock only the sealer takes.
+    static let lock: Int64 = 0x5357_4155_4449_5401
+
+    /// A sealer with the chain key (`AUDIT_SEAL_KEY`), which never goes to the database.
+    public init(pool: PostgresPool, key: [UInt8]) {
+        self.pool = pool
+        self.key = key
+    }
+
+    /// Seals up to `batch` pending entries; how many it sealed (0 when another replica holds the lock).
+    public func sealPending(batch: Int = 500) async throws -> Int {
+        try await pool.withTransaction { [key] connection in
+            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock($1::bigint) AS ok", [AuditSealer.lock])
+            guard try locked[0].decode("ok", as: Bool.self) else { return 0 }
+            let entries = try await connection.query("""
+                SELECT \(AuditEntry.columns(of: "e")) FROM audit_pending p JOIN audit_events e ON e.id = p.event_id
+                ORDER BY e.id LIMIT $1
+                """, [batch]).map(AuditEntry.init(row:))
+            guard !entries.isEmpty else { return 0 }
+            let tenants = Array(Set(entries.map(\.tenantID)))
+            var heads: [UUID: (position: Int64, seal: [UInt8])] = [:]
+            for row in try await connection.query("""
+                SELECT DISTINCT ON (tenant_id) tenant_id, position, seal FROM audit_seals
+                WHERE tenant_id = ANY($1::uuid[]) ORDER BY tenant_id, position DESC
+                """, [PostgresArray(tenants)]) {
+                heads[try row.decode("tenant_id")] = (try row.decode("position"), try row.decode("seal"))
+            }
+            var tenantIDs: [UUID] = [], positions: [Int64] = [], eventIDs: [Int64] = [], seals: [String] = []
+            var times: [Int64] = []
+            for entry in entries {
+                let head = heads[entry.tenantID] ?? (0, AuditChain.genesis)
+                let position = head.position + 1
+                let seal = AuditChain.seal(entry, position: position, previous: head.seal, key: key)
+                heads[entry.tenantID] = (position, seal)
+                tenantIDs.append(entry.tenantID)
+                positions.append(position)
+                eventIDs.append(entry.id)
+                times.append(entry.createdMicros)
+                seals.append(seal.map { String(format: "%02x", $0) }.joined())
+            }
+            _ = try await connection.query("""
+                INSERT INTO audit_seals (tenant_id, position, event_id, seal, created_at)
+                SELECT t, p, e, decode(s, 'hex'), timestamptz 'epoch' + c * interval '1 microsecond'
+                FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS u (t, p, e, s, c)
+                """, [PostgresArray(tenantIDs), PostgresArray(positions), PostgresArray(eventIDs), PostgresArray(seals),
+                      PostgresArray(times)])
+            _ = try await connection.query("DELETE FROM audit_pending WHERE event_id = ANY($1::bigint[])",
+                                           [PostgresArray(eventIDs)])
+            return entries.count
+        }
+    }
+
+    /// Seals until nothing is pending.
+    public func sealAll() async throws {
+        while try await sealPending() > 0 {}
+    }
+}
