@@ -150,6 +150,45 @@ struct AuditTrailTests {
         await app.stop()
     }
 
+    /// Retention deletes entries (with their seals) past `AUDIT_RETENTION_DAYS` and nothing newer; the cut-off it
+    /// names lets through only older rows.
+    @Test func retentionDeletesOnlyWhatIsPastIt() async throws {
+        let app = try await TestApp.start()
+        let tenant = try #require(UUID(uuidString: try await app.createTenant("Old").id))
+        for age in [500, 401, 399, 10] {
+            _ = try await app.database.query("""
+                WITH e AS (
+                    INSERT INTO audit_events (tenant_id, actor_kind, actor_id, action, target_kind, target_id, created_at)
+                    VALUES ($1::uuid, 'admin', 'operator', 'aged.\(age)', 'tenant', 't', now() - make_interval(days => $2::int))
+                    RETURNING id
+                )
+                INSERT INTO audit_pending SELECT id FROM e
+                """, [tenant, age])
+        }
+        #expect(await eventually { (try? await Self.count(app, "SELECT count(*) AS n FROM audit_pending")) == 0 })
+        // Deleting a recent row under a cut-off in the past is still refused.
+        do {
+            _ = try await app.database.query("""
+                WITH cut AS (SELECT set_config('switchboard.audit_purge_before', (now() - interval '400 days')::text, true))
+                DELETE FROM audit_events WHERE action = 'aged.10' AND EXISTS (SELECT 1 FROM cut)
+                """)
+            Issue.record("a recent entry was deleted")
+        } catch {
+            #expect("\(error)".contains("append-only"))
+        }
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 1)
+        let deleted = try await AuditRetention(pool: pool, days: 400).prune()
+        await pool.close()
+        #expect(deleted == 2)
+        let left = try await app.database.query("SELECT action FROM audit_events WHERE action LIKE 'aged.%' ORDER BY id")
+            .map { try $0.decode("action", as: String.self) }
+        #expect(left == ["aged.399", "aged.10"])
+        #expect(try await Self.count(app, """
+            SELECT count(*) AS n FROM audit_seals s WHERE NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.id = s.event_id)
+            """) == 0)
+        await app.stop()
+    }
+
     /// Thirty concurrent first uses of one user's pseudonym agree on it.
     @Test func concurrentFirstUsesShareOnePseudonym() async throws {
         let app = try await TestApp.start()
