@@ -12,7 +12,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BENCH_ROOT"
 
-ALL_BENCHES=(http instructions feeds webhooks bus reconnect idle inbox console writes attachments audit)
+ALL_BENCHES=(http instructions feeds webhooks bus reconnect idle inbox console writes attachments audit retention)
 benches=("$@")
 [ ${#benches[@]} -gt 0 ] || benches=("${ALL_BENCHES[@]}")
 for b in "${benches[@]}"; do

@@ -72,6 +72,10 @@ public struct Configuration: Sendable {
     public var auditSealKey: [UInt8]?
     /// Audit entries older than this many days are deleted (`AUDIT_RETENTION_DAYS`, 400).
     public var auditRetentionDays = 400
+    /// The fewest days a tenant's `retention_days` may keep ended interactions (`RETENTION_MIN_DAYS`, 1).
+    public var retentionFloorDays = 1
+    /// How often each replica looks for interactions past their retention (`RETENTION_INTERVAL_SECONDS`, 60).
+    public var retentionInterval = Duration.seconds(60)
     /// Serves the agent console at `/console/` (`CONSOLE`, 1 by default; 0 turns it off).
     public var console: Bool
     /// Where the service is reached from outside (`PUBLIC_URL`: `https://support.example.com`), for the links a
@@ -180,6 +184,8 @@ public struct Configuration: Sendable {
             webhooks: try webhookSettings(reader), attachments: try attachmentPolicy(reader))
         configuration.auditSealKey = try reader.key("AUDIT_SEAL_KEY")
         configuration.auditRetentionDays = try reader.integer("AUDIT_RETENTION_DAYS", default: 400, in: 1 ... 36_500)
+        configuration.retentionFloorDays = try reader.integer("RETENTION_MIN_DAYS", default: 1, in: 1 ... 36_500)
+        configuration.retentionInterval = .seconds(try reader.integer("RETENTION_INTERVAL_SECONDS", default: 60, in: 1 ... 86_400))
         return configuration
     }
 

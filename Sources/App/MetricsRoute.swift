@@ -82,6 +82,14 @@ struct MetricsRoute: Sendable {
                                 caches.map { ("coordinator=\"\($0.0)\"", Double($0.1.callersJoined)) })
         lines += Metrics.series("switchboard_coordinator_cache_hits_total", "counter", "Answers served from the cache.",
                                 caches.map { ("coordinator=\"\($0.0)\"", Double($0.1.cacheHits)) })
+        let retention = services.retention.figures.withLock { $0 }
+        lines += Metrics.series("switchboard_retention_purged_total", "counter",
+                                "What retention deleted in this process: interactions, and rows of every kind with them.",
+                                [("kind=\"interactions\"", Double(retention.interactionsPurged)),
+                                 ("kind=\"rows\"", Double(retention.rowsPurged))])
+        lines += Metrics.series("switchboard_retention_oldest_retained_seconds", "gauge",
+                                "How long ago the oldest interaction kept under a tenant's retention ended (0: none).",
+                                [("", retention.oldestRetainedSeconds ?? 0)])
         let pool = pool.stats
         lines += Metrics.series("switchboard_db_pool_connections", "gauge", "Pooled database connections by state.",
                                 [("state=\"open\"", Double(pool.size)), ("state=\"in_use\"", Double(pool.inUse)),

@@ -17,6 +17,7 @@ struct Services: Sendable {
     let inbox: InboxFeed
     let presence: PresenceKeeper
     let webhooks: WebhookDelivery
+    let retention: RetentionStatistics
 
     init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, feeds: FeedService, logger: Logger,
          notices: @escaping @Sendable () -> AsyncStream<ListenerEvent>?, migrated: @escaping @Sendable () async -> Void) {
@@ -41,6 +42,7 @@ struct Services: Sendable {
                                   onFailure: { error in
                                       logger.warning("presence round failed; retrying", ["error": String(describing: error)])
                                   })
+        retention = RetentionStatistics()
         webhooks = WebhookDelivery(pool: deliveryPool, settings: configuration.webhooks,
                                    log: .init(info: { logger.info($0, $1) }, warning: { logger.warning($0, $1) }),
                                    notices: notices, ready: migrated)
@@ -80,7 +82,9 @@ enum Routes {
         AttachmentRoutes(pool: pool, policy: configuration.attachments, guardian: services.guardian).register(on: &router)
         InboxStreamRoute(feed: services.inbox, guardian: services.guardian).register(on: &router)
         AgentRoutes(presence: services.presence, guardian: services.guardian).register(on: &router)
-        SettingsRoutes(pool: pool, guardian: services.guardian, presence: services.presence).register(on: &router)
+        SettingsRoutes(pool: pool, guardian: services.guardian, presence: services.presence,
+                       retentionFloorDays: configuration.retentionFloorDays).register(on: &router)
+        LegalHoldRoutes(pool: pool, guardian: services.guardian).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
         if configuration.console {

@@ -3,7 +3,7 @@ import Postgres
 /// The interactions schema: support sessions, their append-only event log, and idempotency records.
 public enum InteractionsMigrations {
     /// Migrations owned by this module (versions 300–399).
-    public static let all: [Migration] = sessions + InboxMigrations.all + AttachmentsMigrations.all
+    public static let all: [Migration] = sessions + InboxMigrations.all + AttachmentsMigrations.all + LifecycleMigrations.all
 
     /// Interactions, their log, read positions and assignment.
     static let sessions: [Migration] = [

@@ -178,6 +178,10 @@ public enum WebhooksMigrations {
             CREATE TRIGGER agent_presence_webhooks AFTER UPDATE OF status ON agent_presence
                 FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION webhook_agent_outbox();
             """),
+        // Retention removes an interaction's webhook messages with it (their bodies carry its texts).
+        Migration(version: 405, name: "webhook messages by interaction", sql: """
+            CREATE INDEX webhook_messages_by_interaction ON webhook_messages (interaction_id);
+            """),
     ]
 
     /// The event types migrations 400 and 402 spelled out in the trigger (403 replaced them with

@@ -39,7 +39,7 @@ struct StreamedBodyTests {
 
     static func payload(_ count: Int, seed: UInt64) -> [UInt8] {
         var random = SplitMix64(seed: seed)
-        return (0 ..< count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        return random.bytes(count)
     }
 
     static func checksum(_ bytes: [UInt8]) -> Int {
