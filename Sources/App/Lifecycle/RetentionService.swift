@@ -17,7 +17,8 @@ final class RetentionStatistics: Sendable {
 }
 
 /// Runs conversation retention every minute on every replica (rounds skip what another replica holds, so none is
-/// done twice), pausing between its short transactions so that writes keep their latency during a large purge.
+/// done twice), pausing between its short transactions (three times their length) so that writes keep their
+/// latency during a large purge.
 struct RetentionService: Service {
     let retention: ConversationRetention
     let statistics: RetentionStatistics
@@ -33,7 +34,8 @@ struct RetentionService: Service {
             while !Task.isCancelled {
                 do {
                     let now = Date()
-                    let round = try await retention.purge(now: now, pause: .milliseconds(20))
+                    // A quarter of the database's time at most (pauses three times each round's length).
+                    let round = try await retention.purge(now: now, yielding: 3)
                     let oldest = try await retention.oldestRetainedAge(now: now)
                     statistics.figures.withLock { figures in
                         figures.rowsPurged += round.rows
