@@ -83,7 +83,7 @@ quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|Unre
 quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests|PresenceTests"
 # Last, and alone: tests that put the machine under load themselves (tens of concurrent uploads), which would
 # starve the timed claims of the quiet ones.
-alone="AttachmentLoadTests|uploadsCutAtRandomLeaveNothingBehind"
+alone="AttachmentLoadTests|uploadsCutAtRandomLeaveNothingBehind|aLargeExportStreamsInConstantMemory"
 # Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
 # after `make run` (scripts/run.sh with its own private cluster), `make run` itself (ports in use, a restart with the
 # pasted DATABASE_URL, a database that is down, a start that prints no warning), hostile values sent to every documented

@@ -85,6 +85,7 @@ enum Routes {
         SettingsRoutes(pool: pool, guardian: services.guardian, presence: services.presence,
                        retentionFloorDays: configuration.retentionFloorDays).register(on: &router)
         LegalHoldRoutes(pool: pool, guardian: services.guardian).register(on: &router)
+        ExportRoutes(pool: pool, guardian: services.guardian).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
         if configuration.console {

@@ -183,6 +183,14 @@ try:
     call("POST", "/v1/users/held-user/hold", agent, expect=401)
     call("DELETE", "/v1/users/held-user/hold", key, expect=204)
     call("DELETE", "/v1/users/held-user/hold", key, expect=404)
+    # Alice's data, with a signed link to her file that needs no credentials.
+    export = call("GET", "/v1/users/alice/export?include_notes=1", key, expect=200)
+    links = [a["download_url"] for i in export["interactions"] for m in i["messages"] for a in m["attachments"]]
+    assert links, "the export carries alice's attachment"
+    call("GET", links[0], None, expect=200)
+    call("GET", links[0].replace("signature=", "signature=00")[:-2], None, expect=403)
+    call("GET", "/v1/users/alice/export?include_notes=2", key, expect=400)
+    call("GET", "/v1/users/alice/export", agent, expect=401)
     call("GET", "/v1/inbox/events", customer, expect=403)
     call("GET", "/v1/inbox/events?assigned=mine", agent, expect=400)
     call("GET", "/v1/inbox/events", agent, headers={"Last-Event-ID": "forged"}, expect=400)

@@ -11,6 +11,23 @@ extension AttachmentRoutes {
         let attachment = try await pool.withConnection { [store] connection in
             try await store.downloadable(id, by: principal, on: connection)
         }
+        return try serve(attachment, id: id, request)
+    }
+
+    /// A download by a signed link (`expires`, `signature`), without credentials: any attachment that exists and is
+    /// finished, until the link expires. A wrong, forged or expired link is 403.
+    func signedDownload(_ request: Request) async throws -> Response {
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw AttachmentError.notFound }
+        guard let expires = request.queryValue("expires").flatMap({ Int($0) }), let signature = request.queryValue("signature"),
+              DownloadLinks.isValid(id: id.lowercased, expires: expires, signature: signature, key: try await links.key())
+        else {
+            throw Problem(status: 403, title: "Forbidden", detail: "This download link is not valid, or has expired.")
+        }
+        let attachment = try await pool.withConnection { [store] connection in try await store.finished(id, on: connection) }
+        return try serve(attachment, id: id, request)
+    }
+
+    private func serve(_ attachment: Attachment, id: UUID, _ request: Request) throws -> Response {
         guard attachment.scanState != "infected" else { throw AttachmentError.infected }
         let tag = "\"" + attachment.sha256 + "\""
         var headers = AttachmentRoutes.headers(for: attachment, inline: request.queryValue("inline") == "1")

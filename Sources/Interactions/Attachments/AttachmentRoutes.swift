@@ -16,6 +16,7 @@ public struct AttachmentRoutes: Sendable {
     let writes: IdempotentWrites
     let uploads: RateLimiter
     let scanner: ClamdScanner?
+    let links: DownloadLinks
     let store = AttachmentStore()
 
     /// Routes over `pool`, with bytes in `storage` (Postgres's own by default), limited by `policy`.
@@ -27,13 +28,21 @@ public struct AttachmentRoutes: Sendable {
         self.writes = IdempotentWrites(pool: pool)
         self.uploads = RateLimiter(perMinute: policy.uploadsPerMinute)
         self.scanner = policy.clamdSocket.map { ClamdScanner(socketPath: $0) }
+        self.links = DownloadLinks(pool: pool)
     }
 
     /// Adds the routes to `router`.
     public func register(on router: inout Router) {
         router.post("/v1/interactions/{id}/attachments", streamingBody: true,
                     guardian.require(.anyone, upload))
-        router.get("/v1/attachments/{id}", guardian.require(.anyone, download))
+        let guarded = guardian.require(.anyone, download)
+        router.get("/v1/attachments/{id}") { [self] request in
+            // A signed link (from an export) stands in for credentials; anything else needs them.
+            if request.queryValue("signature") != nil || request.queryValue("expires") != nil {
+                return try await signedDownload(request)
+            }
+            return try await guarded(request)
+        }
     }
 
     @Sendable func upload(_ request: Request, _ principal: Principal) async throws -> Response {

@@ -64,6 +64,15 @@ struct AttachmentStore: Sendable {
         return try Attachment(row: row)
     }
 
+    /// A finished attachment by id alone, for a signed link (which was checked instead of a caller).
+    func finished(_ id: UUID, on connection: PostgresConnection) async throws -> Attachment {
+        let rows = try await connection.query("""
+            SELECT \(Attachment.columns()) FROM attachments WHERE id = $1::uuid AND state = 'ready'
+            """, [id])
+        guard let row = rows.first else { throw AttachmentError.notFound }
+        return try Attachment(row: row)
+    }
+
     /// Locks the uploads a message names, in the message's transaction: each must be the sender's own finished,
     /// unused upload to this interaction. Returns them in the order named.
     func claim(_ ids: [UUID], for interactionID: UUID, by principal: Principal,
