@@ -1,3 +1,4 @@
+import Coordination
 import Crypto
 import Foundation
 import Postgres
@@ -7,6 +8,8 @@ import Postgres
 /// HMAC-SHA256 of the id and the expiry under a key every replica shares (made once, kept in `service_keys`).
 public struct DownloadLinks: Sendable {
     let pool: PostgresPool
+    /// The key once read: it never changes, so every link after the first is checked without the database.
+    private let cached = Locked<[UInt8]?>(nil)
     /// How long a link works.
     public static let lifetime: TimeInterval = 3600
 
@@ -17,6 +20,7 @@ public struct DownloadLinks: Sendable {
 
     /// The shared key, made by the first replica that needs it.
     func key() async throws -> [UInt8] {
+        if let key = cached.withLock({ $0 }) { return key }
         var generator = SystemRandomNumberGenerator()
         let fresh = (0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return try await pool.withConnection { connection in
@@ -26,6 +30,7 @@ public struct DownloadLinks: Sendable {
             guard let key: [UInt8] = try rows.first?.decode("key"), key.count == 32 else {
                 throw PostgresError(.decoding, "no attachment link key", column: "key")
             }
+            cached.withLock { $0 = key }
             return key
         }
     }
