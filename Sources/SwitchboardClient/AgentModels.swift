@@ -122,8 +122,20 @@ public struct SupportSettings: Decodable, Sendable, Equatable {
     public let autoAssign: String
     /// The most open interactions automatic assignment gives one agent.
     public let maxOpenPerAgent: Int
+    /// Days ended interactions are kept before retention deletes them; nil keeps them.
+    public let retentionDays: Int?
 
-    enum CodingKeys: String, CodingKey { case autoAssign = "auto_assign", maxOpenPerAgent = "max_open_per_agent" }
+    enum CodingKeys: String, CodingKey {
+        case autoAssign = "auto_assign", maxOpenPerAgent = "max_open_per_agent", retentionDays = "retention_days"
+    }
+
+    /// Decodes the settings; a server from before retention sends no `retention_days` (kept).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        autoAssign = try container.decode(String.self, forKey: .autoAssign)
+        maxOpenPerAgent = try container.decode(Int.self, forKey: .maxOpenPerAgent)
+        retentionDays = try container.decodeIfPresent(Int.self, forKey: .retentionDays)
+    }
 }
 
 struct SupportStatusBody: Decodable {

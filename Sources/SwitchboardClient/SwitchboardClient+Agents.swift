@@ -61,4 +61,10 @@ extension SwitchboardClient {
         if let maxOpenPerAgent { body["max_open_per_agent"] = maxOpenPerAgent }
         return try await call("PATCH", "/v1/settings", encoded: try JSONSerialization.data(withJSONObject: body))
     }
+
+    /// Sets how many days ended interactions are kept (nil: kept until deleted by hand); the tenant's backend.
+    public func setRetention(days: Int?) async throws -> SupportSettings {
+        let body: [String: Any] = ["retention_days": days.map { $0 as Any } ?? NSNull()]
+        return try await call("PATCH", "/v1/settings", encoded: try JSONSerialization.data(withJSONObject: body))
+    }
 }

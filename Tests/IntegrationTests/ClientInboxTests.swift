@@ -60,6 +60,9 @@ struct ClientInboxTests {
         #expect(try await backend.agents().map(\.status) == [.away])
         #expect(try await backend.updateSettings(autoAssign: "round_robin", maxOpenPerAgent: 3).autoAssign == "round_robin")
         #expect(try await backend.settings().maxOpenPerAgent == 3)
+        #expect(try await backend.settings().retentionDays == nil)
+        #expect(try await backend.setRetention(days: 90).retentionDays == 90)
+        #expect(try await backend.setRetention(days: nil).retentionDays == nil)
         do {
             _ = try await alice.addNote("x", to: id)
             Issue.record("a customer wrote a note")
