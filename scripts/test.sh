@@ -81,8 +81,8 @@ quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads|slowHeadsFromOneAd
 quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anExpiredSessionsStreamEnds|DatabaseBlackhole"
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
 quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests|PresenceTests"
-# Last, and alone: tests that put the machine under load themselves (tens of concurrent uploads), which would
-# starve the timed claims of the quiet ones.
+# Last, and each alone (one run per name): tests that put the machine under load themselves (tens of concurrent
+# uploads), which would starve the timed claims of the quiet ones and of each other.
 alone="AttachmentLoadTests|uploadsCutAtRandomLeaveNothingBehind|aLargeExportStreamsInConstantMemory"
 # Then every operation's responses validated against openapi.yaml, the README's walk-through as a newcomer pastes it
 # after `make run` (scripts/run.sh with its own private cluster), `make run` itself (ports in use, a restart with the
@@ -97,7 +97,7 @@ bin=$("$SWIFT" build --show-bin-path ${flags[@]+"${flags[@]}"})/switchboard
 PG_FSYNC=off PYTHON=$python BIN=$bin scripts/with-temp-postgres.sh bash -c '
     export DATABASE_URL="$DATABASE_URL connect_timeout=30"
     "$0" test --skip-build --skip "$1|$2" "${@:3}" && "$0" test --skip-build --filter "$1" "${@:3}" &&
-    "$0" test --skip-build --filter "$2" "${@:3}" &&
+    for alone in ${2//|/ }; do "$0" test --skip-build --filter "$alone" "${@:3}" || exit 1; done &&
     psql "$DATABASE_URL" -q -c "CREATE DATABASE walkthrough" &&
     DATABASE_URL="$DATABASE_URL dbname=walkthrough" "$PYTHON" -I Tests/contract/walkthrough.py "$BIN" &&
     "$PYTHON" -I Tests/contract/readme_walkthrough.py "$BIN" &&
