@@ -21,27 +21,12 @@ public struct DownloadLinks: Sendable {
     /// The shared key, made by the first replica that needs it.
     func key() async throws -> [UInt8] {
         if let key = cached.withLock({ $0 }) { return key }
-        var generator = SystemRandomNumberGenerator()
-        let fresh = (0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return try await pool.withConnection { connection in
-            var rows = try await connection.query(DownloadLinks.keyStatement, [fresh])
-            // Made by another replica between this statement's snapshot and its insert: read it again.
-            if rows.isEmpty { rows = try await connection.query(DownloadLinks.keyStatement, [fresh]) }
-            guard let key: [UInt8] = try rows.first?.decode("key"), key.count == 32 else {
-                throw PostgresError(.decoding, "no attachment link key", column: "key")
-            }
-            cached.withLock { $0 = key }
-            return key
+        let key = try await pool.withConnection { connection in
+            try await ServiceKeys.key(named: "attachment_links", on: connection)
         }
+        cached.withLock { $0 = key }
+        return key
     }
-
-    static let keyStatement = """
-        WITH made AS (INSERT INTO service_keys (name, key) VALUES ('attachment_links', $1::bytea)
-                      ON CONFLICT (name) DO NOTHING RETURNING key)
-        SELECT key FROM made
-        UNION ALL SELECT key FROM service_keys WHERE name = 'attachment_links'
-        LIMIT 1
-        """
 
     /// The signed path of attachment `id` under `key`, working until `expires` (seconds since 1970).
     static func path(of id: String, expires: Int, key: [UInt8]) -> String {

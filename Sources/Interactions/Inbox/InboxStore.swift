@@ -16,25 +16,8 @@ struct InboxStore: Sendable {
     /// The key inbox positions are sealed with when none is configured: made once, from the system's random source,
     /// by whichever replica asks first, and then the same for all.
     func positionKey(on connection: PostgresConnection) async throws -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        let fresh = (0 ..< 32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        // Two replicas making it at once: the one that waited on the other's insert does not see that row in the
-        // same statement, and asks again.
-        var rows = try await connection.query(InboxStore.positionKeyStatement, [fresh])
-        if rows.isEmpty { rows = try await connection.query(InboxStore.positionKeyStatement, [fresh]) }
-        guard let row = rows.first else { throw PostgresError(.decoding, "no inbox position key", column: "key") }
-        let key: [UInt8] = try row.decode("key")
-        guard key.count == 32 else { throw PostgresError(.decoding, "the inbox position key is not 32 bytes", column: "key") }
-        return key
+        try await ServiceKeys.key(named: "inbox_position", on: connection)
     }
-
-    static let positionKeyStatement = """
-        WITH made AS (INSERT INTO service_keys (name, key) VALUES ('inbox_position', $1::bytea)
-                      ON CONFLICT (name) DO NOTHING RETURNING key)
-        SELECT key FROM made
-        UNION ALL SELECT key FROM service_keys WHERE name = 'inbox_position'
-        LIMIT 1
-        """
 
     /// Deletes the changes recorded longer ago than `age` (at most `limit` of them) and remembers the highest
     /// transaction among them; returns how many went.
