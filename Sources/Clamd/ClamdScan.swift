@@ -11,11 +11,12 @@ public final class ClamdScan: @unchecked Sendable {
     // Safe to share: `descriptor` is used only on `queue` (a serial queue), and `closed`, the one mutable field, is
     // read and written only there too; deinit runs when no other reference, hence no queued work, is left.
     private let descriptor: Int32
-    private let queue = DispatchQueue(label: "clamd-scan")
+    private let queue: DispatchQueue
     private var closed = false
 
-    private init(descriptor: Int32) {
+    private init(descriptor: Int32, queue: DispatchQueue) {
         self.descriptor = descriptor
+        self.queue = queue
     }
 
     deinit {
@@ -23,11 +24,12 @@ public final class ClamdScan: @unchecked Sendable {
     }
 
     static func start(socketPath: String, timeout: Duration) async throws(ClamdError) -> ClamdScan {
-        let queue = DispatchQueue(label: "clamd-connect")
+        // The scan's own queue connects too: the connect may block as long as any other call.
+        let queue = DispatchQueue(label: "clamd-scan")
         let result: Result<Int32, ClamdError> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: ClamdScan.connect(to: socketPath, timeout: timeout)) }
         }
-        let scan = ClamdScan(descriptor: try result.get())
+        let scan = ClamdScan(descriptor: try result.get(), queue: queue)
         try await scan.onQueue { (scan: ClamdScan) throws(ClamdError) in try scan.writeAll(Array("zINSTREAM\0".utf8)) }
         return scan
     }
