@@ -104,12 +104,13 @@ public final class Application: Sendable {
         var parts: [any Service] = [DatabaseClosing(pools: [pool, deliveryPool], reactor: reactor)]
         if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
         parts.append(migrationApplier)
-        parts.append(HourlyPruning(pool: pool, attachments: configuration.attachments, logger: logger))
+        parts.append(HourlyPruning(pool: pool, attachments: configuration.attachments,
+                                   auditRetentionDays: configuration.auditRetentionDays, logger: logger))
         parts.append(RetentionService(retention: ConversationRetention(pool: pool, floorDays: configuration.retentionFloorDays),
                                       statistics: services.retention, logger: logger,
                                       ready: { await migrationApplier.over.wait() }, interval: configuration.retentionInterval))
-        parts.append(AuditSealing(pool: pool, key: configuration.auditSealKey, retentionDays: configuration.auditRetentionDays,
-                                  logger: logger, ready: { await migrationApplier.over.wait() }))
+        parts.append(AuditSealing(pool: pool, key: configuration.auditSealKey, logger: logger,
+                                  ready: { await migrationApplier.over.wait() }))
         // The stream server first: the main server hands it connections from its first one (it stops last).
         if let streamServer {
             let handedOff = handoff != nil

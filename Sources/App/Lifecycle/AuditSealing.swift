@@ -2,13 +2,11 @@ import Accounts
 import Coordination
 import Postgres
 
-/// Seals new audit entries into their tenants' chains every second (one replica at a time; see `AuditSealer`), and
-/// deletes entries older than the audit retention hourly. Without `AUDIT_SEAL_KEY` entries are kept unsealed, and
-/// the start-up log says so.
+/// Seals new audit entries into their tenants' chains every second (one replica at a time; see `AuditSealer`).
+/// Without `AUDIT_SEAL_KEY` entries are kept unsealed, and the start-up log says so.
 struct AuditSealing: Service {
     let pool: PostgresPool
     let key: [UInt8]?
-    let retentionDays: Int
     let logger: Logger
     /// Returns once the schema is migrated.
     let ready: @Sendable () async -> Void
@@ -22,20 +20,12 @@ struct AuditSealing: Service {
             return
         }
         let sealer = AuditSealer(pool: pool, key: key)
-        let retention = AuditRetention(pool: pool, days: retentionDays)
         let logger = logger, interval = interval, ready = ready
         try? await cancelWhenGracefulShutdown {
             await ready()
-            var lastRetention = ContinuousClock.now
             while !Task.isCancelled {
                 do { try await sealer.sealAll() } catch {
                     logger.warning("audit sealing failed", ["error": "\(error)"])
-                }
-                if ContinuousClock.now - lastRetention > .seconds(3600) {
-                    lastRetention = .now
-                    do { _ = try await retention.prune() } catch {
-                        logger.warning("audit retention failed", ["error": "\(error)"])
-                    }
                 }
                 try? await Task.sleep(for: interval)
             }

@@ -1,20 +1,24 @@
+import Accounts
 import Console
 import Coordination
 import Interactions
 import Postgres
 
 /// Hourly housekeeping: deletes idempotency records older than 25 hours, console sign-in links expired a day ago,
-/// and attachments no message carries once the policy stops keeping them.
+/// attachments no message carries once the policy stops keeping them, and audit entries past their retention
+/// (`AUDIT_RETENTION_DAYS`, whether or not the chain is sealed).
 /// Cancelled at graceful shutdown.
 struct HourlyPruning: Service {
     let pool: PostgresPool
     let attachments: AttachmentPolicy
+    let auditRetentionDays: Int
     let logger: Logger
 
     func run() async {
         let writes = IdempotentWrites(pool: pool)
         let links = ConsoleLinks(pool: pool)
         let unused = UnusedAttachments(pool: pool, policy: attachments)
+        let audit = AuditRetention(pool: pool, days: auditRetentionDays)
         let logger = logger
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
@@ -28,6 +32,9 @@ struct HourlyPruning: Service {
                 }
                 do { _ = try await unused.prune() } catch {
                     logger.warning("attachment pruning failed", ["error": "\(error)"])
+                }
+                do { _ = try await audit.prune() } catch {
+                    logger.warning("audit retention failed", ["error": "\(error)"])
                 }
             }
         }
