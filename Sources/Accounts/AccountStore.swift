@@ -112,6 +112,12 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// Revokes every live session of one user in the caller's transaction (announced when it commits); returns how
+    /// many there were. For an erasure, which revokes them with its request.
+    public static func revokeSessions(tenantID: UUID, userID: String, on connection: PostgresConnection) async throws -> Int {
+        try await revokeSessions(where: "tenant_id = $1::uuid AND user_id = $2", [tenantID, userID], on: connection)
+    }
+
     /// Revokes the live sessions matching `condition` (fixed SQL with bound parameters) and announces each.
     private static func revokeSessions(where condition: String, _ parameters: [(any PostgresEncodable)?],
                                        on connection: PostgresConnection) async throws -> Int {

@@ -109,6 +109,9 @@ public final class Application: Sendable {
         parts.append(RetentionService(retention: ConversationRetention(pool: pool, floorDays: configuration.retentionFloorDays),
                                       statistics: services.retention, logger: logger,
                                       ready: { await migrationApplier.over.wait() }, interval: configuration.retentionInterval))
+        parts.append(ErasureService(erasure: UserErasure(pool: pool, grace: configuration.erasureGrace),
+                                    completed: services.erasuresCompleted, logger: logger,
+                                    ready: { await migrationApplier.over.wait() }))
         parts.append(AuditSealing(pool: pool, key: configuration.auditSealKey, logger: logger,
                                   ready: { await migrationApplier.over.wait() }))
         // The stream server first: the main server hands it connections from its first one (it stops last).

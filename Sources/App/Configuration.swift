@@ -76,6 +76,9 @@ public struct Configuration: Sendable {
     public var retentionFloorDays = 1
     /// How often each replica looks for interactions past their retention (`RETENTION_INTERVAL_SECONDS`, 60).
     public var retentionInterval = Duration.seconds(60)
+    /// How long after its request an erasure starts (`ERASURE_GRACE_SECONDS`, 10): longer than any token cache keeps
+    /// a revoked session and than any request under way with one.
+    public var erasureGrace = Duration.seconds(10)
     /// Serves the agent console at `/console/` (`CONSOLE`, 1 by default; 0 turns it off).
     public var console: Bool
     /// Where the service is reached from outside (`PUBLIC_URL`: `https://support.example.com`), for the links a
@@ -186,6 +189,7 @@ public struct Configuration: Sendable {
         configuration.auditRetentionDays = try reader.integer("AUDIT_RETENTION_DAYS", default: 400, in: 1 ... 36_500)
         configuration.retentionFloorDays = try reader.integer("RETENTION_MIN_DAYS", default: 1, in: 1 ... 36_500)
         configuration.retentionInterval = .seconds(try reader.integer("RETENTION_INTERVAL_SECONDS", default: 60, in: 1 ... 86_400))
+        configuration.erasureGrace = .seconds(try reader.integer("ERASURE_GRACE_SECONDS", default: 10, in: 6 ... 3_600))
         return configuration
     }
 

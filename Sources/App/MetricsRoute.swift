@@ -87,6 +87,9 @@ struct MetricsRoute: Sendable {
                                 "What retention deleted in this process: interactions, and rows of every kind with them.",
                                 [("kind=\"interactions\"", Double(retention.interactionsPurged)),
                                  ("kind=\"rows\"", Double(retention.rowsPurged))])
+        lines += Metrics.series("switchboard_erasures_completed_total", "counter",
+                                "Erasures of users' data this process completed.",
+                                [("", Double(services.erasuresCompleted.withLock { $0 }))])
         lines += Metrics.series("switchboard_retention_oldest_retained_seconds", "gauge",
                                 "How long ago the oldest interaction kept under a tenant's retention ended (0: none).",
                                 [("", retention.oldestRetainedSeconds ?? 0)])

@@ -1,3 +1,4 @@
+import Coordination
 import Accounts
 import Console
 import Feeds
@@ -18,6 +19,8 @@ struct Services: Sendable {
     let presence: PresenceKeeper
     let webhooks: WebhookDelivery
     let retention: RetentionStatistics
+    /// Erasures this process completed (for the metrics).
+    let erasuresCompleted = Locked(0)
 
     init(configuration: Configuration, pool: PostgresPool, deliveryPool: PostgresPool, feeds: FeedService, logger: Logger,
          notices: @escaping @Sendable () -> AsyncStream<ListenerEvent>?, migrated: @escaping @Sendable () async -> Void) {
@@ -86,6 +89,7 @@ enum Routes {
                        retentionFloorDays: configuration.retentionFloorDays).register(on: &router)
         LegalHoldRoutes(pool: pool, guardian: services.guardian).register(on: &router)
         ExportRoutes(pool: pool, guardian: services.guardian).register(on: &router)
+        ErasureRoutes(pool: pool, guardian: services.guardian).register(on: &router)
         WebhookRoutes(pool: pool, guardian: services.guardian, adminToken: configuration.adminToken,
                       settings: configuration.webhooks).register(on: &router)
         if configuration.console {

@@ -77,9 +77,11 @@ public struct InteractionMessage: Sendable, Codable, Equatable {
     public var createdAt: Date
     /// The files sent with it (their metadata), if any.
     public var attachments: [Attachment]?
+    /// `true` when an erasure removed its text (now `""`) and files; absent otherwise.
+    public var redacted: Bool? = nil
 
     enum CodingKeys: String, CodingKey {
-        case seq, id, text, attachments
+        case seq, id, text, attachments, redacted
         case senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
     }
 }

@@ -10,6 +10,22 @@ public enum InteractionNotice: Sendable, Equatable {
     case typing(UUID, isTyping: Bool, role: String, user: String)
     /// An agent wrote a private note: `note:<id>:<note_seq>` (agents' streams only).
     case note(UUID, noteSeq: Int64)
+    /// An erasure redacted these events of the log (or, with none, changed the interaction otherwise):
+    /// `redacted:<id>:<seq>,<seq>…`.
+    case redacted(UUID, seqs: [Int64])
+
+    /// Most event ids one `redacted` notice names: a NOTIFY payload must stay under 8,000 bytes.
+    static let redactionsPerNotice = 400
+
+    /// The notices announcing that `seqs` of `id` were redacted, in runs that fit a payload (one with no ids when
+    /// `seqs` is empty: the interaction changed, and inbox streams must look).
+    static func redactions(of id: UUID, seqs: [Int64]) -> [InteractionNotice] {
+        guard !seqs.isEmpty else { return [.redacted(id, seqs: [])] }
+        let sorted = seqs.sorted()
+        return stride(from: 0, to: sorted.count, by: redactionsPerNotice).map {
+            .redacted(id, seqs: Array(sorted[$0 ..< min($0 + redactionsPerNotice, sorted.count)]))
+        }
+    }
 
     /// The NOTIFY payload.
     public var payload: String {
@@ -20,6 +36,8 @@ public enum InteractionNotice: Sendable, Equatable {
             "typing:\(id.lowercased):\(isTyping ? 1 : 0):\(role):\(user)"
         case .note(let id, let noteSeq):
             "note:\(id.lowercased):\(noteSeq)"
+        case .redacted(let id, let seqs):
+            "redacted:\(id.lowercased):" + seqs.map(String.init).joined(separator: ",")
         }
     }
 
@@ -34,6 +52,13 @@ public enum InteractionNotice: Sendable, Equatable {
         if parts.first == "note" {
             guard parts.count == 3, let id = UUID(uuidString: String(parts[1])), let noteSeq = Int64(parts[2]) else { return nil }
             self = .note(id, noteSeq: noteSeq)
+            return
+        }
+        if parts.first == "redacted" {
+            guard parts.count == 3, let id = UUID(uuidString: String(parts[1])) else { return nil }
+            let seqs = parts[2].split(separator: ",").compactMap { Int64($0) }
+            guard seqs.count == parts[2].split(separator: ",").count else { return nil }
+            self = .redacted(id, seqs: seqs)
             return
         }
         guard parts.count == 2, let id = UUID(uuidString: String(parts[0])), let seq = Int64(parts[1]) else { return nil }

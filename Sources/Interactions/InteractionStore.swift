@@ -249,7 +249,8 @@ public struct InteractionStore: Sendable {
     public func messages(of id: UUID, after: Int64?, limit: Int, on connection: PostgresConnection) async throws -> [InteractionMessage] {
         let rows = try await connection.query("""
             SELECT seq, payload->>'id' AS id, payload->>'sender_id' AS sender_id, payload->>'sender_role' AS sender_role,
-                   payload->>'text' AS text, payload->'attachments' AS attachments, created_at
+                   payload->>'text' AS text, payload->'attachments' AS attachments, created_at,
+                   (payload->>'redacted')::boolean AS redacted
             FROM interaction_events
             WHERE interaction_id = $1::uuid AND kind = '\(Kind.message.rawValue)' AND seq > coalesce($2::bigint, 0)
             ORDER BY seq LIMIT $3
@@ -259,7 +260,8 @@ public struct InteractionStore: Sendable {
                                senderRole: try row.decode("sender_role"), text: try row.decode("text"),
                                createdAt: try row.decode("created_at"),
                                attachments: try row.decode("attachments", as: PostgresJSON?.self)
-                                   .map { try JSON.decode([Attachment].self, from: $0.bytes) })
+                                   .map { try JSON.decode([Attachment].self, from: $0.bytes) },
+                               redacted: try row.decode("redacted", as: Bool?.self))
         }
     }
 

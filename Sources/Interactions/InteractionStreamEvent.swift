@@ -8,6 +8,8 @@ public struct InteractionStreamEvent: Sendable, Equatable {
         case logged(InteractionStore.Kind)
         /// Someone started or stopped typing (not stored).
         case typing
+        /// An erasure redacted events already sent: their ids (not stored, so it may follow the final event).
+        case redacted
         /// The stream's last event: the client should reconnect (shutdown, credentials ended).
         case reconnect
         /// Not an event: a keep-alive the stream writes as a comment, so dead subscribers are noticed.
@@ -18,6 +20,7 @@ public struct InteractionStreamEvent: Sendable, Equatable {
             switch self {
             case .logged(let kind): kind.rawValue
             case .typing: "typing"
+            case .redacted: "redacted"
             case .reconnect: "reconnect"
             case .heartbeat: nil
             }

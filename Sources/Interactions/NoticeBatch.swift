@@ -30,7 +30,9 @@ struct NoticeBatch: Equatable {
                 storedRange[id] = (range?.lowerBound ?? seq) ... max(range?.upperBound ?? seq, seq)
             case .typing(let id, let isTyping, let role, let user):
                 append(.ephemeral(Self.typingEvent(isTyping: isTyping, role: role, user: user)), to: id)
-            case .note, nil:
+            case .redacted(let id, let seqs) where !seqs.isEmpty:
+                append(.ephemeral(Self.redactedEvent(seqs)), to: id)
+            case .redacted, .note, nil:
                 // Notes reach agents through the inbox (and the note routes), never through interaction streams.
                 continue
             }
@@ -48,6 +50,12 @@ struct NoticeBatch: Equatable {
         let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]))
             .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return InteractionStreamEvent(seq: nil, kind: .typing, data: json, terminal: false)
+    }
+
+    /// The `redacted` event subscribers receive: the ids of events an erasure redacted (not stored: no `seq`).
+    static func redactedEvent(_ seqs: [Int64]) -> InteractionStreamEvent {
+        InteractionStreamEvent(seq: nil, kind: .redacted,
+                               data: #"{"event_ids":["# + seqs.map(String.init).joined(separator: ",") + "]}", terminal: false)
     }
 
     /// `steps` applied to `stored` (the interaction's events read from the log, in `seq` order): the events to

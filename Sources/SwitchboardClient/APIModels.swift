@@ -153,9 +153,12 @@ public struct Message: Decodable, Sendable, Equatable {
     /// The files sent with it (their metadata; fetch the bytes with ``SwitchboardClient/download(_:to:)``), in the
     /// order the sender gave them; empty when it has none (and from a server that predates attachments).
     public let attachments: [Attachment]
+    /// Whether the sender's data was erased: the text is then `""` and the files are gone. An app shows a
+    /// placeholder ("message removed"), never what it had on screen before.
+    public var isRedacted = false
 
     enum CodingKeys: String, CodingKey {
-        case seq, id, text, attachments, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
+        case seq, id, text, attachments, redacted, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
     }
 }
 
@@ -171,6 +174,7 @@ extension Message {
         text = try container.decodeIfPresent(String.self, forKey: .text) ?? ""
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         attachments = try container.decodeIfPresent([Attachment].self, forKey: .attachments) ?? []
+        isRedacted = try container.decodeIfPresent(Bool.self, forKey: .redacted) ?? false
     }
 }
 

@@ -19,7 +19,7 @@ extension InteractionEvent {
             guard let seq, let body = try? APIDecoding.decoder().decode(MessageBody.self, from: data) else { return nil }
             self = .message(Message(seq: seq, id: body.id, senderID: body.senderID, senderRole: body.senderRole,
                                     text: body.text ?? "", createdAt: body.createdAt,
-                                    attachments: body.attachments ?? []))
+                                    attachments: body.attachments ?? [], isRedacted: body.redacted ?? false))
         case "media":
             guard let seq, let body = try? decoder.decode(MediaBody.self, from: data),
                   let kind = MediaKind(rawValue: body.kind), let state = MediaState(rawValue: body.state) else { return nil }
@@ -34,6 +34,9 @@ extension InteractionEvent {
             self = .assignment(AssignmentChange(seq: seq, assignedAgentID: body.assignedAgentId,
                                                 previousAgentID: body.previousAgentId, by: body.by,
                                                 createdAt: body.createdAt))
+        case "redacted":
+            guard let body = try? decoder.decode(RedactedBody.self, from: data) else { return nil }
+            self = .redacted(Redaction(eventIDs: body.eventIds))
         case "typing":
             guard let body = try? decoder.decode(TypingBody.self, from: data) else { return nil }
             self = .typing(TypingIndicator(isTyping: body.typing, senderID: body.senderId, senderRole: body.senderRole,
@@ -61,9 +64,10 @@ extension InteractionEvent {
         let text: String?
         let createdAt: Date
         let attachments: [Attachment]?
+        let redacted: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case id, text, attachments, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
+            case id, text, attachments, redacted, senderID = "sender_id", senderRole = "sender_role", createdAt = "created_at"
         }
     }
 
@@ -87,6 +91,10 @@ extension InteractionEvent {
         let previousAgentId: String?
         let by: String?
         let createdAt: Date
+    }
+
+    private struct RedactedBody: Decodable {
+        let eventIds: [Int64]
     }
 
     private struct TypingBody: Decodable {

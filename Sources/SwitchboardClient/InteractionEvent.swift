@@ -18,6 +18,10 @@ public enum InteractionEvent: Sendable, Equatable {
     case read(ReadReceipt)
     /// The interaction was claimed, assigned to another agent, or unassigned.
     case assignment(AssignmentChange)
+    /// The user's data was erased: these events (messages already delivered) now have their text removed. Drop
+    /// them from the screen and from anything the app keeps; a resumed stream or a reload shows them redacted
+    /// (``Message/isRedacted``). Not stored, so it may come after the interaction's final state.
+    case redacted(Redaction)
     /// The server refused the stream (the interaction does not exist for this user, the session was revoked…);
     /// it is the stream's last element. Open a new stream with ``SwitchboardClient/events(for:)`` once fixed.
     case refused(APIProblem)
@@ -55,6 +59,12 @@ public enum InteractionEvent: Sendable, Equatable {
         public let senderRole: String
         /// When the change was stored.
         public let createdAt: Date
+    }
+
+    /// Events an erasure redacted.
+    public struct Redaction: Sendable, Equatable {
+        /// The redacted events' ids (their `seq`).
+        public let eventIDs: [Int64]
     }
 
     /// A typing indicator; treat it as stale after `expiresIn`, as no "stopped" may follow.
@@ -106,7 +116,7 @@ public enum InteractionEvent: Sendable, Equatable {
         case .media(let change): change.seq
         case .read(let receipt): receipt.seq
         case .assignment(let change): change.seq
-        case .typing, .refused: nil
+        case .typing, .redacted, .refused: nil
         }
     }
 }

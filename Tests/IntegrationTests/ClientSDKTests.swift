@@ -103,7 +103,7 @@ struct ClientSDKReadmeExampleTests {
         let live = Task {
             for await event in client.events(for: interaction.id) {
                 switch event {
-                case .state, .message, .typing, .media, .read, .assignment, .refused: seen.append(event)
+                case .state, .message, .typing, .media, .read, .assignment, .redacted, .refused: seen.append(event)
                 }
             }
             seen.markFinished()
@@ -126,6 +126,7 @@ struct ClientSDKReadmeExampleTests {
             case .media: "media"
             case .read(let receipt): "read:\(receipt.readThrough)"
             case .assignment(let change): "assignment:\(change.assignedAgentID ?? "none")"
+            case .redacted(let redaction): "redacted:\(redaction.eventIDs)"
             case .refused(let problem): "refused:\(problem.status)"
             }
         }
@@ -219,7 +220,7 @@ struct ClientReadAndAssignmentTests {
             case .message: "message"
             case .read(let receipt): "read:\(receipt.readerID):\(receipt.readThrough)"
             case .assignment(let change): "assignment:\(change.assignedAgentID ?? "none"):\(change.by ?? "auto")"
-            case .typing, .media, .refused: nil
+            case .typing, .media, .redacted, .refused: nil
             }
         }
         #expect(stored == ["state:started", "assignment:agent-7:agent-7", "message", "read:alice:\(hello.seq)",

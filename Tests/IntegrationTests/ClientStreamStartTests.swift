@@ -12,7 +12,7 @@ struct ClientStreamStartTests {
             case .state(let change): "state:\(change.state.rawValue)"
             case .message(let message): "message:\(message.text)"
             case .refused(let problem): "refused:\(problem.status)"
-            case .typing, .media, .read, .assignment: nil
+            case .typing, .media, .read, .assignment, .redacted: nil
             }
         }
     }

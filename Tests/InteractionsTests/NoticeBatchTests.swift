@@ -27,6 +27,23 @@ struct NoticeBatchTests {
         #expect(published[2].kind == .typing)
     }
 
+    /// An erasure's notice reaches subscribers as a `redacted` event naming the ids, where it came between stored
+    /// events; one naming no id (the interaction changed otherwise) publishes nothing.
+    @Test func redactionsGoOutAsEphemeralEventsNamingTheIds() throws {
+        let x = UUID()
+        let notices = [InteractionNotice.stored(x, seq: 7), .redacted(x, seqs: [2, 5]), .redacted(x, seqs: [])]
+        #expect(notices.map { InteractionNotice(payload: $0.payload) } == notices)
+        let batch = NoticeBatch(notices: notices.map(\.payload))
+        let event = NoticeBatch.redactedEvent([2, 5])
+        #expect(batch.steps[x] == [.through(7), .ephemeral(event)])
+        #expect(event.data == #"{"event_ids":[2,5]}"#)
+        #expect(event.seq == nil && event.kind.eventName == "redacted" && !event.terminal)
+        // Long runs of ids are split so that every payload stays under Postgres's 8,000 bytes.
+        let many = InteractionNotice.redactions(of: x, seqs: (1 ... 1000).map { Int64(1_000_000_000_000 + $0) })
+        #expect(many.count == 3 && many.allSatisfy { $0.payload.utf8.count < 8000 })
+        #expect(InteractionNotice(payload: "redacted:\(x.uuidString):1,x") == nil)
+    }
+
     @Test func unreadableNoticesAreSkipped() {
         let x = UUID()
         let batch = NoticeBatch(notices: ["nonsense", "typing:bad", InteractionNotice.stored(x, seq: 1).payload, ""])
@@ -53,7 +70,9 @@ struct NoticeBatchTests {
             }
             for _ in 0 ..< below(10) {
                 let id = ids[below(ids.count)]
-                if below(3) == 0 || (last[id] ?? 0) == 0 {
+                if below(6) == 0 {
+                    notices.append(.redacted(id, seqs: (0 ..< below(3)).map { _ in Int64(1 + below(12)) }))
+                } else if below(3) == 0 || (last[id] ?? 0) == 0 {
                     notices.append(.typing(id, isTyping: below(2) == 0, role: "customer", user: "u"))
                 } else {
                     notices.append(.stored(id, seq: Int64(1 + below(Int(last[id] ?? 1)))))
@@ -76,6 +95,8 @@ struct NoticeBatchTests {
                     if let top = events.last?.seq { singleMarks[id] = max(singleMarks[id] ?? top, top) }
                 case .typing(let id, let isTyping, let role, let user):
                     oneByOne[id, default: []].append(NoticeBatch.typingEvent(isTyping: isTyping, role: role, user: user))
+                case .redacted(let id, let seqs):
+                    if !seqs.isEmpty { oneByOne[id, default: []].append(NoticeBatch.redactedEvent(seqs)) }
                 case .note:
                     continue
                 }

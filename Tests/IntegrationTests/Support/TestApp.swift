@@ -149,7 +149,8 @@ struct TestApp: Sendable {
                       poolTimeout: Duration = .seconds(5), presenceGrace: Duration = .seconds(30), console: Bool = true,
                       webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true),
                       attachments: AttachmentPolicy = AttachmentPolicy(),
-                      auditSealKey: [UInt8]? = TestApp.auditSealKey) async throws -> TestApp {
+                      auditSealKey: [UInt8]? = TestApp.auditSealKey,
+                      erasureGrace: Duration = .seconds(10)) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         var configuration = Configuration(
@@ -163,6 +164,7 @@ struct TestApp: Sendable {
             statementDeadline: statementDeadline, listenerLiveness: listenerLiveness, webhooks: webhooks,
             attachments: attachments)
         configuration.auditSealKey = auditSealKey
+        configuration.erasureGrace = erasureGrace
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
         await app.waitUntilMigrated()
