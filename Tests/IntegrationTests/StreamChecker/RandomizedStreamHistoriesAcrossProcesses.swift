@@ -10,7 +10,10 @@ import Glibc
 /// database: writers post messages, typing and media and finally end or fail each interaction through both
 /// replicas; subscribers (customer and agent) join at random moments with `Last-Event-ID` none / 0 / a real id / a
 /// stale id / a future id / garbage, hang up at random and resume. Meanwhile one replica's LISTEN connection is
-/// terminated, one replica is killed and restarted on its port, and one customer session is revoked. Afterwards
+/// terminated, one replica is killed and restarted on its port, one customer session is revoked, and another
+/// customer is erased mid-conversation (their room's writer is slower, so its streams live across the erasure; the
+/// logs then hold that customer's events redacted, and streams may show them as written only until the erasure
+/// completed). Afterwards
 /// every connection's observations are compared with the logs in Postgres (``StreamHistoryCheck``).
 ///
 /// `make test` runs the fixed seeds below; `make soak` sets `STREAM_CHECK_RUNS` to run that many random seeds.
@@ -95,6 +98,8 @@ enum StreamCheckError: Error { case restartFailed, setup(String) }
 struct StreamCheckRun: Sendable {
     static let interactions = 4
     static let actionsPerInteraction = 24
+    /// The room whose customer is erased during the run.
+    static let erasedRoom = 1
 
     let seed: UInt64
     let database: TestDatabase
@@ -107,7 +112,8 @@ struct StreamCheckRun: Sendable {
     static func start(seed: UInt64) async throws -> StreamCheckRun {
         let database = try await TestDatabase.create()
         let settings = ["DATABASE_URL": database.url, "SWITCHBOARD_ADMIN_TOKEN": TestApp.adminToken, "LOG_LEVEL": "info",
-                        "RATE_LIMIT_PER_MINUTE": "0", "STREAM_PORT": "off", "SSE_RETRY_MS": "100"]
+                        "RATE_LIMIT_PER_MINUTE": "0", "STREAM_PORT": "off", "SSE_RETRY_MS": "100",
+                        "ERASURE_GRACE_SECONDS": "6"]
         var replicas: [SignalTests.Launched] = []
         for _ in 0 ..< 2 {
             let replica = try await SignalTests.launch(extra: settings)
@@ -163,6 +169,7 @@ struct StreamCheckRun: Sendable {
         let restartMs = 800 + Int(faults.next() % 1700)
         let restartIndex = Int(faults.next() % 2)
         let revokeMs = 500 + Int(faults.next() % 2500)
+        let eraseMs = 1200 + Int(faults.next() % 1500)
 
         // The agent's inbox follows from before the first write: every note must reach it exactly once.
         let writersDone = WritersDone()
@@ -184,7 +191,11 @@ struct StreamCheckRun: Sendable {
         }
         let writers = rooms.enumerated().map { n, room in
             Task { await write(room.id, customer: room.writer, finishWith: n.isMultiple(of: 2) ? "end" : "fail",
-                               seed: writerSeeds[n]) }
+                               seed: writerSeeds[n], slow: n == Self.erasedRoom) }
+        }
+        let erasure = Task { () -> ErasureFact? in
+            try? await Task.sleep(for: .milliseconds(eraseMs))
+            return try? await erase(room: Self.erasedRoom)
         }
         var facts = RunFacts()
         let listenerFault = Task { () -> Bool in
@@ -217,6 +228,7 @@ struct StreamCheckRun: Sendable {
         }
         for writer in writers { await writer.value }
         writersDone.set()
+        facts.erasure = await erasure.value
 
         var connections: [ObservedConnection] = []
         var finished: [Int: Bool] = [:]
@@ -235,6 +247,15 @@ struct StreamCheckRun: Sendable {
         problems += try await notesInCustomerViews()
         problems += try await duplicateWrites()
         if facts.revoked == nil { problems.append("the revocation did not happen") }
+        if let erased = facts.erasure {
+            let redactions = connections.reduce(0) { $0 + $1.events.filter { $0.event.event == "redacted" }.count }
+            let redactedInLog = logs[rooms[Self.erasedRoom].id]?.filter(\.redacted).count ?? 0
+            print("stream checker: seed \(seed): erased \(erased.user) after \(erased.completedAt.timeIntervalSince(erased.requestedAt)) s: "
+                  + "\(redactedInLog) messages redacted, \(redactions) redacted events observed")
+            problems += try await erasedBytesLeft(erased)
+        } else {
+            problems.append("the erasure did not complete")
+        }
         if !listenerTerminated { problems.append("no LISTEN connection was terminated") }
         try await database.stop(cluster.all)
         return Outcome(problems: problems, connections: connections.count,
@@ -243,7 +264,7 @@ struct StreamCheckRun: Sendable {
 
     /// Posts a random mix of messages, typing and media through random replicas, retrying failures with the same
     /// Idempotency-Key (a replica may die mid-request), then ends or fails the interaction.
-    private func write(_ id: String, customer: String, finishWith action: String, seed: UInt64) async {
+    private func write(_ id: String, customer: String, finishWith action: String, seed: UInt64, slow: Bool = false) async {
         var rng = SplitMix64(seed: seed)
         for n in 0 ..< StreamCheckRun.actionsPerInteraction {
             let byAgent = rng.next() % 2 == 0
@@ -263,7 +284,7 @@ struct StreamCheckRun: Sendable {
                 await post("/v1/interactions/\(id)/messages", token: token, body: #"{"text":"\#(id.prefix(8)) m\#(n)"}"#,
                            key: "message-\(id)-\(n)", rng: &rng)
             }
-            try? await Task.sleep(for: .milliseconds(40 + Int(rng.next() % 110)))
+            try? await Task.sleep(for: .milliseconds((slow ? 400 : 40) + Int(rng.next() % 110)))
         }
         let body = action == "fail" ? #"{"reason":"checker"}"# : "{}"
         await post("/v1/interactions/\(id)/\(action)", token: agent, body: body, key: "finish-\(id)", rng: &rng)
@@ -401,6 +422,48 @@ struct StreamCheckRun: Sendable {
         return (observed, false)
     }
 
+    /// Erases the customer of room `room` through a live replica (retrying while replicas die: a repeated request
+    /// answers the same erasure), and waits until it completed.
+    private func erase(room: Int) async throws -> ErasureFact? {
+        let user = "customer-\(room)"
+        let requestedAt = Date()
+        var accepted = false
+        var rng = SplitMix64(seed: seed)
+        for _ in 0 ..< 50 where !accepted {
+            let response = try? await request(port: cluster.port(using: &rng), "DELETE", "/v1/users/\(user)/data",
+                                              headers: ["Authorization": "Bearer \(apiKey)"])
+            accepted = response?.status == 202
+            if !accepted { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        guard accepted else { return nil }
+        var completedAt: Date?
+        _ = await eventually(timeout: .seconds(90)) {
+            completedAt = try? await database.query("SELECT completed_at FROM erasures WHERE state = 'completed'")
+                .first?.decode("completed_at", as: Date.self)
+            return completedAt != nil
+        }
+        guard let completedAt else { return nil }
+        return ErasureFact(user: user, tokens: [rooms[room].writer, rooms[room].viewer], requestedAt: requestedAt,
+                           completedAt: completedAt)
+    }
+
+    /// The erased customer's id and texts are nowhere in the database, and their room's other messages are intact.
+    private func erasedBytesLeft(_ erased: ErasureFact) async throws -> [String] {
+        var problems: [String] = []
+        let room = rooms[Self.erasedRoom].id
+        // Their texts all carried the room's prefix and were sent by them; the agent's carry it too, and stay.
+        let texts = try await database.query("""
+            SELECT count(*) FILTER (WHERE payload->>'sender_role' = 'customer' AND payload->>'text' <> '') AS customer,
+                   count(*) FILTER (WHERE payload->>'sender_role' = 'agent' AND payload->>'text' LIKE $2 || '%') AS agent
+            FROM interaction_events WHERE interaction_id = $1::uuid AND kind = 'message'
+            """, [room, String(room.prefix(8))])
+        if try texts[0].decode("customer", as: Int64.self) > 0 { problems.append("the erased customer's texts remain") }
+        if try texts[0].decode("agent", as: Int64.self) == 0 { problems.append("the agent's messages in the erased room are gone") }
+        let places = try await ErasureTests.occurrences(of: erased.user, in: database)
+        if !places.isEmpty { problems.append("the erased user's id remains in \(places)") }
+        return problems
+    }
+
     /// When the session of `token` was revoked, if it was.
     private func revokedAt(_ token: String) async throws -> Date? {
         let rows = try await database.query(
@@ -412,7 +475,7 @@ struct StreamCheckRun: Sendable {
     private func duplicateWrites() async throws -> [String] {
         let rows = try await database.query("""
             SELECT payload->>'text' AS text, count(*) AS n FROM interaction_events
-            WHERE kind = 'message' GROUP BY 1 HAVING count(*) > 1
+            WHERE kind = 'message' AND NOT payload ? 'redacted' GROUP BY 1 HAVING count(*) > 1
             """)
         return try rows.map { "message \(try $0.decode("text", as: String.self)) stored \(try $0.decode("n", as: Int64.self)) times" }
     }
@@ -427,7 +490,8 @@ struct StreamCheckRun: Sendable {
             let payload = (try? JSONSerialization.jsonObject(with: Data(try row.decode("payload", as: String.self).utf8))) as? [String: Any] ?? [:]
             let strings = payload.compactMapValues { $0 as? String }
             logs[try row.decode("interaction", as: String.self), default: []]
-                .append(LoggedEvent(seq: try row.decode("seq"), kind: try row.decode("kind"), payload: strings))
+                .append(LoggedEvent(seq: try row.decode("seq"), kind: try row.decode("kind"), payload: strings,
+                                    redacted: payload["redacted"] as? Bool == true))
         }
         return logs
     }

@@ -54,6 +54,8 @@ struct LoggedEvent: Sendable {
     let kind: String
     /// The stored payload's fields.
     let payload: [String: String]
+    /// An erasure redacted it (its text is gone).
+    var redacted = false
 }
 
 /// Facts about the run the checker needs besides the observations.
@@ -64,6 +66,25 @@ struct RunFacts: Sendable {
     var revoked: (token: String, at: Date)?
     /// How long after a revocation a stream may still deliver.
     var revocationBound: TimeInterval = 5
+    /// A user erased during the run.
+    var erasure: ErasureFact?
+
+    /// When `token`'s session was revoked (by itself or with its user's erasure), if it was.
+    func revokedAt(_ token: String) -> Date? {
+        if let revoked, revoked.token == token { return revoked.at }
+        if let erasure, erasure.tokens.contains(token) { return erasure.requestedAt }
+        return nil
+    }
+}
+
+/// An erasure of one user during a run: until it completed, streams may show the user's events as they were
+/// written; from then on (after the revocation bound) only as the log has them now, redacted and pseudonymized.
+struct ErasureFact: Sendable {
+    /// The erased user's id, and their sessions' tokens (revoked by the erasure's request).
+    let user: String
+    let tokens: Set<String>
+    let requestedAt: Date
+    let completedAt: Date
 }
 
 /// Compares what every subscriber observed with the interactions' logs in Postgres, and returns every violation
@@ -84,7 +105,8 @@ struct StreamHistoryCheck {
         let final = log.last?.seq ?? 0
         let label = "subscriber \(c.subscriber) \(c.start)(\(c.lastEventID ?? "-")) on :\(c.port) status \(c.status)"
         var problems: [String] = []
-        let revokedToken = facts.revoked?.token == c.token
+        let revokedAt = facts.revokedAt(c.token)
+        let revokedToken = revokedAt != nil
         switch (c.status, c.start) {
         case (0, _):
             return []  // could not connect: a replica was down
@@ -104,6 +126,12 @@ struct StreamHistoryCheck {
             break
         default:
             return ["\(label): unexpected status"]
+        }
+        // An erasure's `redacted` events name only events the log holds redacted.
+        for (event, _) in c.events where event.event == "redacted" {
+            let named = json(event.data)["event_ids"] as? [Int] ?? []
+            let wrong = named.filter { seq in !log.contains { $0.seq == Int64(seq) && $0.redacted } }
+            if named.isEmpty || !wrong.isEmpty { problems.append("\(label): a redacted event names \(named), not redacted in the log: \(wrong)") }
         }
         // No interaction stream carries a note, to a customer or to an agent: notes travel on inbox streams only.
         if c.events.contains(where: { $0.event.event == "note" || $0.event.data.contains("private") }) {
@@ -130,23 +158,23 @@ struct StreamHistoryCheck {
         } else {
             expected = (Int64(c.lastEventID ?? "") ?? 0) + 1
         }
-        for (event, _) in rest {
+        for (event, at) in rest {
             let seq = Int64(event.id ?? "") ?? -1
             if seq != expected {
                 problems.append("\(label): got id \(seq), expected \(expected) (gap or duplicate)")
                 break
             }
             if let logged = log.first(where: { $0.seq == seq }) {
-                if let mismatch = mismatch(event, logged) { problems.append("\(label): id \(seq): \(mismatch)") }
+                if let mismatch = mismatch(event, logged, at: at) { problems.append("\(label): id \(seq): \(mismatch)") }
             } else {
                 problems.append("\(label): id \(seq) is not in the log")
             }
             expected += 1
         }
-        if revokedToken, let revoked = facts.revoked {
-            let late = stored.filter { $0.at > revoked.at.addingTimeInterval(facts.revocationBound) }
+        if let revokedAt {
+            let late = stored.filter { $0.at > revokedAt.addingTimeInterval(facts.revocationBound) }
             if !late.isEmpty { problems.append("\(label): \(late.count) events delivered more than \(facts.revocationBound) s after revocation") }
-            if c.openedAt > revoked.at.addingTimeInterval(facts.revocationBound) {
+            if c.openedAt > revokedAt.addingTimeInterval(facts.revocationBound) {
                 problems.append("\(label): a revoked session opened a stream")
             }
         }
@@ -171,7 +199,7 @@ struct StreamHistoryCheck {
         for (subscriber, group) in Dictionary(grouping: connections, by: \.subscriber) {
             guard let first = group.first(where: { $0.status == 200 }) else { continue }
             let log = logs[first.interaction] ?? []
-            let revoked = facts.revoked?.token == first.token
+            let revoked = facts.revokedAt(first.token) != nil
             if finished[subscriber] != true && !revoked {
                 problems.append("subscriber \(subscriber): never saw its interaction end")
                 continue
@@ -186,13 +214,25 @@ struct StreamHistoryCheck {
         return problems
     }
 
-    private func mismatch(_ event: ReceivedEvent, _ logged: LoggedEvent) -> String? {
+    /// How an observed event differs from the log, if it does in a way the history cannot explain: before an
+    /// erasure completed, the erased user's events may show their id and text as written (what the log held then).
+    private func mismatch(_ event: ReceivedEvent, _ logged: LoggedEvent, at: Date) -> String? {
         if event.event != logged.kind { return "kind \(event.event), the log has \(logged.kind)" }
         let data = json(event.data)
-        for (key, value) in logged.payload where (data[key] as? String) != value {
-            return "\(key) is \(data[key] ?? "nil"), the log has \(value)"
+        let differing = logged.payload.filter { key, value in (data[key] as? String) != value }
+        if differing.isEmpty {
+            return logged.redacted && data["redacted"] as? Bool != true ? "redacted in the log, not in the stream" : nil
         }
-        return nil
+        if let erasure = facts.erasure, differing.keys.allSatisfy({ key in
+            (data[key] as? String) == erasure.user || (key == "text" && (data["sender_id"] as? String) == erasure.user)
+        }) {
+            if at > erasure.completedAt.addingTimeInterval(facts.revocationBound) {
+                return "shows the erased user's event as written, \(at.timeIntervalSince(erasure.completedAt)) s after the erasure"
+            }
+            return nil
+        }
+        let (key, value) = differing.first!
+        return "\(key) is \(data[key] ?? "nil"), the log has \(value)"
     }
 
     private func isTerminal(_ event: LoggedEvent) -> Bool {
