@@ -134,6 +134,10 @@ struct ErasureTests {
         })
         let customerEnd = try await onThread { try customerStream.eventsUntilEnd(timeout: 15) }
         #expect(customerEnd.last?.event == "reconnect" && customerEnd.last?.data.contains("session_revoked") == true)
+        // No new session while it runs: what the user wrote with it could fall on either side of the walk.
+        let refusedSession = try await first.call("POST", "/v1/sessions", token: apiKey,
+                                                  body: #"{"user_id":"\#(user)","role":"customer"}"#)
+        #expect(refusedSession.status == 409 && refusedSession.header("Content-Type") == "application/problem+json")
         // A second request while it runs answers the same erasure.
         #expect(try await first.call("DELETE", "/v1/users/\(user)/data", token: apiKey).json()["id"] as? String == erasureID)
 
@@ -204,6 +208,10 @@ struct ErasureTests {
         let otherMessages = try await first.call("GET", "/v1/interactions/\(otherID)/messages", token: agent).json()
         #expect((otherMessages["items"] as? [[String: Any]])?.first?["text"] as? String == "other customer's words")
         #expect(try await first.call("GET", "/v1/attachments/\(attachmentID)", token: agent).status == 404)
+
+        // Once complete, the same id starts afresh.
+        #expect(try await first.call("POST", "/v1/sessions", token: apiKey,
+                                     body: #"{"user_id":"\#(user)","role":"customer"}"#).status == 201)
 
         // The audit trail recorded the request and the completion, and never held the user id.
         let audit = try await first.database.query("SELECT action FROM audit_events ORDER BY id").map { try $0.decode("action", as: String.self) }

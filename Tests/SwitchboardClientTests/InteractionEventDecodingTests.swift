@@ -36,6 +36,33 @@ struct InteractionEventDecodingTests {
         #expect(abs(createdAt.timeIntervalSince1970 - 1_796_048_401.123456) < 0.001)
     }
 
+    /// An erasure: the `redacted` event names the ids, and a redacted message (replayed) says so.
+    @Test func redactionsAndRedactedMessages() {
+        let events = decode("""
+            event: redacted
+            data: {"event_ids":[3,7]}
+
+            id: 3
+            event: message
+            data: {"id":"5b1c0a4e-0000-4000-8000-000000000001","sender_id":"erased-1f","sender_role":"customer","text":"","redacted":true,"created_at":"2026-12-05T10:00:00.000000Z"}
+
+            id: 4
+            event: message
+            data: {"id":"5b1c0a4e-0000-4000-8000-000000000002","sender_id":"agent-1","sender_role":"agent","text":"hi","created_at":"2026-12-05T10:00:01.000000Z"}
+
+
+            """)
+        #expect(events.first == .redacted(InteractionEvent.Redaction(eventIDs: [3, 7])))
+        #expect(events.first??.seq == nil)
+        guard case .message(let redacted)? = events[1], case .message(let kept)? = events[2] else {
+            Issue.record("expected two messages, got \(events)")
+            return
+        }
+        #expect(redacted.isRedacted && redacted.text == "" && redacted.seq == 3)
+        #expect(!kept.isRedacted && kept.text == "hi")
+        #expect(decode("event: redacted\ndata: {\"ids\":[1]}\n\n") == [nil])
+    }
+
     @Test func aMessageTakesItsSeqFromTheEventID() {
         let events = decode("""
             id: 12

@@ -2,8 +2,12 @@ import Postgres
 
 /// The data lifecycle's schema (versions 312–319): a tenant's retention, legal holds, the indexes retention walks by,
 /// and erasures with the redaction they apply.
-enum LifecycleMigrations {
-    static let all: [Migration] = [
+public enum LifecycleMigrations {
+    /// The SQLSTATE of a session refused because its user's erasure is under way.
+    public static let erasurePendingState = "SBE01"
+
+    /// Migrations owned by the data lifecycle.
+    public static let all: [Migration] = [
         Migration(version: 312, name: "retention and legal holds", sql: """
             ALTER TABLE tenant_settings ADD COLUMN retention_days int
                 CHECK (retention_days IS NULL OR retention_days BETWEEN 1 AND 36500);
@@ -43,6 +47,20 @@ enum LifecycleMigrations {
             );
             CREATE UNIQUE INDEX erasures_pending ON erasures (tenant_id, user_id) WHERE state = 'pending';
             CREATE INDEX erasures_by_request ON erasures (requested_at) WHERE state = 'pending';
+
+            -- No session is opened for a user while their erasure is under way: what they would write then could fall
+            -- before or after the walk. The error's SQLSTATE is Switchboard's own; the HTTP edge answers it with 409.
+            CREATE FUNCTION sessions_refused_while_erasing() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF EXISTS (SELECT 1 FROM erasures WHERE tenant_id = NEW.tenant_id AND user_id = NEW.user_id
+                                                     AND state = 'pending') THEN
+                    RAISE EXCEPTION 'this user''s data is being erased; no session can be opened until it completes'
+                        USING ERRCODE = '\(LifecycleMigrations.erasurePendingState)';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER sessions_refused_while_erasing BEFORE INSERT ON sessions
+                FOR EACH ROW EXECUTE FUNCTION sessions_refused_while_erasing();
 
             -- An event's payload, or a webhook's `data`, with user `u` erased: the text of a message they sent
             -- replaced by "" and `redacted` set (its attachments' metadata removed: their files are deleted), the

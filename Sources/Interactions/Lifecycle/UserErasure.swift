@@ -20,8 +20,8 @@ import Postgres
 ///    the audit trail's pseudonym mapping (so the trail, which never held the user id, no longer leads to it),
 ///    view marks, console links and presence. The erasure then completes and forgets the user id.
 ///
-/// A user on legal hold is skipped until released. Interactions created after an erasure began are not walked
-/// again: the user can no longer sign in with an old session, and a new session is a new start.
+/// A user on legal hold is skipped until released. No session can be opened for a user while their erasure is
+/// pending (a trigger refuses it), so nothing they write can fall on either side of the walk.
 public struct UserErasure: Sendable {
     let pool: PostgresPool
     /// How long after its request an erasure starts.
