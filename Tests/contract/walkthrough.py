@@ -181,8 +181,18 @@ try:
     call("GET", "/v1/users/held-user/hold", key, expect=200)
     call("POST", "/v1/users/held-user/hold", key, {"reason": ""}, expect=400)
     call("POST", "/v1/users/held-user/hold", agent, expect=401)
+    call("DELETE", "/v1/users/held-user/data", key, expect=409)
     call("DELETE", "/v1/users/held-user/hold", key, expect=204)
     call("DELETE", "/v1/users/held-user/hold", key, expect=404)
+    # An erasure: accepted, followed by id, and while it is pending the user cannot sign in.
+    call("POST", "/v1/sessions", key, {"user_id": "gone-user", "role": "customer"}, expect=201)
+    erasure = call("DELETE", "/v1/users/gone-user/data", key, expect=202)
+    assert erasure["state"] == "pending" and "user_id" not in erasure, erasure
+    assert call("DELETE", "/v1/users/gone-user/data", key, expect=202)["id"] == erasure["id"]
+    assert call("GET", f"/v1/erasures/{erasure['id']}", key, expect=200)["id"] == erasure["id"]
+    call("POST", "/v1/sessions", key, {"user_id": "gone-user", "role": "customer"}, expect=409)
+    call("GET", "/v1/erasures/00000000-0000-0000-0000-000000000000", key, expect=404)
+    call("DELETE", "/v1/users/gone-user/data", agent, expect=401)
     # Alice's data, with a signed link to her file that needs no credentials.
     export = call("GET", "/v1/users/alice/export?include_notes=1", key, expect=200)
     links = [a["download_url"] for i in export["interactions"] for m in i["messages"] for a in m["attachments"]]
