@@ -95,7 +95,7 @@ for action in session claim; do
         bench_log "$action, round $r: $plain/s plain, $audited/s audited ($ratio×)"
     done
 done
-pending=$(psql "$DATABASE_URL" -qAt -c "SELECT count(*) FROM audit_pending")
+pending=$(psql "$DATABASE_URL" -qAt -c "SELECT count(*) FROM audit_events e WHERE NOT EXISTS (SELECT 1 FROM audit_seals s WHERE s.event_id = e.id)")
 sealed=$(psql "$DATABASE_URL" -qAt -c "SELECT count(*) FROM audit_seals")
 
 out="$BENCH_OUT/audit.md"

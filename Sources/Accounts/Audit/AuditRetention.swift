@@ -28,8 +28,6 @@ public struct AuditRetention: Sendable {
                         ORDER BY id LIMIT 1000 FOR UPDATE SKIP LOCKED
                     ), seals AS (
                         DELETE FROM audit_seals s USING old WHERE s.event_id = old.id
-                    ), pending AS (
-                        DELETE FROM audit_pending p USING old WHERE p.event_id = old.id
                     )
                     DELETE FROM audit_events e USING old WHERE e.id = old.id RETURNING e.id
                     """, [days])

@@ -1,10 +1,11 @@
 import Foundation
 import Postgres
 
-/// Seals committed audit entries into their tenant's chain, in the order they became visible: each round takes the
-/// pending entries it can see (every one committed, whatever its id), orders them by id and appends them. One
-/// replica seals at a time (a transaction-scoped advisory lock), so the chain has one writer and the entries' own
-/// transactions never wait for it.
+/// Seals committed audit entries into their tenant's chain in (transaction id, id) order: each round takes the
+/// entries after the last one sealed whose transactions are older than the oldest still running — every writer of
+/// those has finished, so no entry can later appear before the seals — and appends them. One replica seals at a time
+/// (a transaction-scoped advisory lock), so the chain has one writer and the entries' own transactions never wait
+/// for it, nor write anything for it beyond the entry.
 public struct AuditSealer: Sendable {
     let pool: PostgresPool
     let key: [UInt8]
@@ -17,14 +18,26 @@ public struct AuditSealer: Sendable {
         self.key = key
     }
 
+    /// A CTE, `last`: the last entry sealed (the highest in (xid, id) order among those with a seal; none when
+    /// nothing is), found by walking the entries' index back from the newest, past the few not sealed yet.
+    static let lastSealed = """
+        last AS (SELECT e.xid, e.id FROM audit_events e WHERE EXISTS (SELECT 1 FROM audit_seals s WHERE s.event_id = e.id)
+                 ORDER BY e.xid DESC, e.id DESC LIMIT 1)
+        """
+
+    /// Whether entry `e` comes after `last` in the sealing order (so it is still to be sealed).
+    static let afterLastSealed = "(e.xid, e.id) > (coalesce((SELECT xid FROM last), '0'::xid8), coalesce((SELECT id FROM last), 0))"
+
     /// Seals up to `batch` pending entries; how many it sealed (0 when another replica holds the lock).
     public func sealPending(batch: Int = 500) async throws -> Int {
         try await pool.withTransaction { [key] connection in
             let locked = try await connection.query("SELECT pg_try_advisory_xact_lock($1::bigint) AS ok", [AuditSealer.lock])
             guard try locked[0].decode("ok", as: Bool.self) else { return 0 }
             let entries = try await connection.query("""
-                SELECT \(AuditEntry.columns(of: "e")) FROM audit_pending p JOIN audit_events e ON e.id = p.event_id
-                ORDER BY e.id LIMIT $1
+                WITH \(AuditSealer.lastSealed)
+                SELECT \(AuditEntry.columns(of: "e")) FROM audit_events e
+                WHERE \(AuditSealer.afterLastSealed) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY e.xid, e.id LIMIT $1
                 """, [batch]).map(AuditEntry.init(row:))
             guard !entries.isEmpty else { return 0 }
             let tenants = Array(Set(entries.map(\.tenantID)))
@@ -54,8 +67,6 @@ public struct AuditSealer: Sendable {
                 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS u (t, p, e, s, c)
                 """, [PostgresArray(tenantIDs), PostgresArray(positions), PostgresArray(eventIDs), PostgresArray(seals),
                       PostgresArray(times)])
-            _ = try await connection.query("DELETE FROM audit_pending WHERE event_id = ANY($1::bigint[])",
-                                           [PostgresArray(eventIDs)])
             return entries.count
         }
     }
