@@ -219,6 +219,37 @@ struct ErasureTests {
         await scene.stop()
     }
 
+    /// An agent writes in many customers' interactions: their erasure walks the whole tenant and redacts their
+    /// messages everywhere, customers' messages untouched; a customer's erasure walks only what they opened.
+    @Test func anAgentsErasureReachesEveryInteractionTheyWroteIn() async throws {
+        let scene = try await Scene.start()
+        let app = scene.first, apiKey = scene.apiKey
+        let agent = try await app.createSession(apiKey: apiKey, user: "agent-gone", role: "agent")
+        var rooms: [String] = []
+        for n in 0 ..< 3 {
+            let customer = try await app.createSession(apiKey: apiKey, user: "customer-\(n)", role: "customer")
+            let id = try await InteractionsEndToEndTests.start(app, customer)
+            #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: customer, body: #"{"text":"question \#(n)"}"#).status == 201)
+            #expect(try await app.call("POST", "/v1/interactions/\(id)/claim", token: agent).status == 200)
+            #expect(try await app.call("POST", "/v1/interactions/\(id)/messages", token: agent, body: #"{"text":"agent words \#(n)"}"#).status == 201)
+            rooms.append(id)
+        }
+        let accepted = try await app.call("DELETE", "/v1/users/agent-gone/data", token: apiKey)
+        let done = try await scene.completed(try #require(try accepted.json()["id"] as? String))
+        #expect((done["counts"] as? [String: Any])?["messages_redacted"] as? Int == 3)
+        #expect(try await Self.occurrences(of: "agent words", in: app.database) == [])
+        #expect(try await Self.occurrences(of: "agent-gone", in: app.database) == [])
+        for (n, id) in rooms.enumerated() {
+            let rows = try await app.database.query(
+                "SELECT count(*) AS n FROM interaction_events WHERE interaction_id = $1::uuid AND payload->>'text' = $2",
+                [id, "question \(n)"])
+            #expect(try rows[0].decode("n", as: Int64.self) == 1)
+            let assignee = try await app.database.query("SELECT assigned_agent_id FROM interactions WHERE id = $1::uuid", [id])
+            #expect(try assignee[0].decode("assigned_agent_id", as: String.self).hasPrefix("erased-"))
+        }
+        await scene.stop()
+    }
+
     @Test func aUserOnLegalHoldIsNotErasedUntilReleased() async throws {
         let scene = try await Scene.start()
         let app = scene.first, apiKey = scene.apiKey

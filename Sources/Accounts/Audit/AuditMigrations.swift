@@ -112,15 +112,23 @@ public enum AuditMigrations {
             """),
             // The sealer's queue was a row per entry (`audit_pending`), written by every audited action and deleted by the
         // sealer: a third of an entry's cost. Entries now carry the id of the transaction that wrote them, and the
-        // sealer takes them in (xid, id) order from the last one sealed, up to the oldest transaction still running:
-        // below it every writer has finished, so nothing can appear behind the seals. Entries sealed before keep
-        // xid 1; those still queued get 2, so they are sealed first, in their id order.
+        // sealer takes them in (xid, id) order from the last one sealed (`audit_sealed_through`, one row the sealer
+        // moves each round), up to the oldest transaction still running: below it every writer has finished, so
+        // nothing can appear behind the seals. Entries sealed before keep xid 1; those still queued get 2, so they
+        // are sealed first, in their id order.
         Migration(version: 122, name: "audit entries sealed by transaction id", sql: """
             ALTER TABLE audit_events ADD COLUMN xid xid8;
             UPDATE audit_events SET xid = '1';
             UPDATE audit_events SET xid = '2' WHERE id IN (SELECT event_id FROM audit_pending);
             ALTER TABLE audit_events ALTER COLUMN xid SET DEFAULT pg_current_xact_id(), ALTER COLUMN xid SET NOT NULL;
             CREATE INDEX audit_events_by_xid ON audit_events (xid, id);
+            CREATE TABLE audit_sealed_through (
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                xid xid8 NOT NULL,
+                id bigint NOT NULL
+            );
+            INSERT INTO audit_sealed_through (xid, id)
+            SELECT '1', coalesce(max(e.id), 0) FROM audit_events e WHERE e.xid = '1';
             DROP TABLE audit_pending;
             CREATE OR REPLACE FUNCTION audit_record(p_tenant uuid, p_actor_kind text, p_actor text, p_action text,
                                                    p_target_kind text, p_target text, p_request text, p_address text)

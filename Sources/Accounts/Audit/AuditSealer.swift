@@ -18,28 +18,23 @@ public struct AuditSealer: Sendable {
         self.key = key
     }
 
-    /// A CTE, `last`: the last entry sealed (the highest in (xid, id) order among those with a seal; none when
-    /// nothing is), found by walking the entries' index back from the newest, past the few not sealed yet.
-    static let lastSealed = """
-        last AS (SELECT e.xid, e.id FROM audit_events e WHERE EXISTS (SELECT 1 FROM audit_seals s WHERE s.event_id = e.id)
-                 ORDER BY e.xid DESC, e.id DESC LIMIT 1)
-        """
-
-    /// Whether entry `e` comes after `last` in the sealing order (so it is still to be sealed).
-    static let afterLastSealed = "(e.xid, e.id) > (coalesce((SELECT xid FROM last), '0'::xid8), coalesce((SELECT id FROM last), 0))"
+    /// Whether entry `e` comes after the last one sealed (`audit_sealed_through`) in the sealing order: it is still
+    /// to be sealed.
+    static let afterLastSealed = "(e.xid, e.id) > (SELECT m.xid, m.id FROM audit_sealed_through m)"
 
     /// Seals up to `batch` pending entries; how many it sealed (0 when another replica holds the lock).
     public func sealPending(batch: Int = 500) async throws -> Int {
         try await pool.withTransaction { [key] connection in
             let locked = try await connection.query("SELECT pg_try_advisory_xact_lock($1::bigint) AS ok", [AuditSealer.lock])
             guard try locked[0].decode("ok", as: Bool.self) else { return 0 }
-            let entries = try await connection.query("""
-                WITH \(AuditSealer.lastSealed)
-                SELECT \(AuditEntry.columns(of: "e")) FROM audit_events e
+            let rows = try await connection.query("""
+                SELECT \(AuditEntry.columns(of: "e")), e.xid::text AS xid FROM audit_events e
                 WHERE \(AuditSealer.afterLastSealed) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
                 ORDER BY e.xid, e.id LIMIT $1
-                """, [batch]).map(AuditEntry.init(row:))
-            guard !entries.isEmpty else { return 0 }
+                """, [batch])
+            guard let lastRow = rows.last else { return 0 }
+            let through: (xid: String, id: Int64) = (try lastRow.decode("xid"), try lastRow.decode("id"))
+            let entries = try rows.map(AuditEntry.init(row:))
             let tenants = Array(Set(entries.map(\.tenantID)))
             var heads: [UUID: (position: Int64, seal: [UInt8])] = [:]
             for row in try await connection.query("""
@@ -67,6 +62,8 @@ public struct AuditSealer: Sendable {
                 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS u (t, p, e, s, c)
                 """, [PostgresArray(tenantIDs), PostgresArray(positions), PostgresArray(eventIDs), PostgresArray(seals),
                       PostgresArray(times)])
+            _ = try await connection.query("UPDATE audit_sealed_through SET xid = $1::xid8, id = $2",
+                                           [through.xid, through.id])
             return entries.count
         }
     }

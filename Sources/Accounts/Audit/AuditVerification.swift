@@ -51,7 +51,6 @@ public struct AuditVerification: Sendable {
         report.checked = verifier.checked
         let strays = try await pool.withConnection { connection in
             try await connection.query("""
-                WITH \(AuditSealer.lastSealed)
                 SELECT e.id, \(AuditSealer.afterLastSealed) AS waiting FROM audit_events e
                 WHERE e.tenant_id = $1::uuid AND NOT EXISTS (SELECT 1 FROM audit_seals s WHERE s.event_id = e.id)
                 ORDER BY e.id

@@ -34,8 +34,14 @@ public struct ErasureRoutes: Sendable {
                 throw Problem(status: 409, type: "/problems/legal-hold", title: "Legal Hold",
                               detail: "This user is on legal hold: their data cannot be erased until the hold is released.")
             }
+            // A customer writes only in the interactions they opened; a user who ever acted as an agent may have
+            // written in any of the tenant's.
             let rows = try await connection.query("""
-                INSERT INTO erasures (tenant_id, user_id, pseudonym) VALUES ($1::uuid, $2, $3)
+                INSERT INTO erasures (tenant_id, user_id, pseudonym, scope)
+                SELECT $1::uuid, $2, $3, CASE WHEN EXISTS (SELECT 1 FROM sessions WHERE tenant_id = $1::uuid AND user_id = $2 AND role = 'agent')
+                                               OR EXISTS (SELECT 1 FROM agent_presence WHERE tenant_id = $1::uuid AND agent_id = $2)
+                                               OR EXISTS (SELECT 1 FROM interactions WHERE tenant_id = $1::uuid AND assigned_agent_id = $2)
+                                          THEN 'tenant' ELSE 'opened' END
                 ON CONFLICT (tenant_id, user_id) WHERE state = 'pending' DO UPDATE SET requested_at = erasures.requested_at
                 RETURNING \(Erasure.columns), (xmax = 0) AS created
                 """, [principal.tenantID, user, "erased-" + UUID().uuidString.lowercased()])

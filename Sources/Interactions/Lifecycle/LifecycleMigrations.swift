@@ -34,6 +34,9 @@ public enum LifecycleMigrations {
                 pseudonym text NOT NULL UNIQUE,
                 state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'completed')),
                 phase text NOT NULL DEFAULT 'attachments' CHECK (phase IN ('attachments', 'interactions', 'records')),
+                -- Which interactions the walk visits: those the user opened, or (for a user who ever acted as an
+                -- agent) all of the tenant's.
+                scope text NOT NULL DEFAULT 'tenant' CHECK (scope IN ('opened', 'tenant')),
                 position uuid,
                 messages_redacted bigint NOT NULL DEFAULT 0,
                 subjects_redacted bigint NOT NULL DEFAULT 0,

@@ -9,7 +9,8 @@ import Postgres
 /// goes through three phases:
 ///
 /// 1. **attachments**: the files the user uploaded, their bytes a few pieces per step, then their rows;
-/// 2. **interactions**: a walk over the tenant's interactions by id, ``batch`` per step. In each, the messages the
+/// 2. **interactions**: a walk by id over the interactions the user opened — or, for a user who ever acted as an
+///    agent, over all of the tenant's — ``batch`` per step. In each, the messages the
 ///    user sent keep their place in the log with their text replaced by `""` and `"redacted": true` (their
 ///    attachments' metadata removed), the subject of an interaction the user opened is removed, the user's id
 ///    is replaced by the erasure's random pseudonym wherever it appears (events, the interaction, read positions,
@@ -66,7 +67,7 @@ public struct UserErasure: Sendable {
     public func step() async throws -> Step {
         try await pool.withTransaction { [grace, batch] connection in
             let rows = try await connection.query("""
-                SELECT id, tenant_id, user_id, pseudonym, phase, position FROM erasures e
+                SELECT id, tenant_id, user_id, pseudonym, phase, scope, position FROM erasures e
                 WHERE state = 'pending' AND requested_at <= now() - make_interval(secs => $1::float8)
                   AND NOT EXISTS (SELECT 1 FROM legal_holds h WHERE h.tenant_id = e.tenant_id AND h.user_id = e.user_id)
                 ORDER BY requested_at LIMIT 1
@@ -74,7 +75,8 @@ public struct UserErasure: Sendable {
                 """, [grace.inSeconds])
             guard let row = rows.first else { return .idle }
             let erasure = Pending(id: try row.decode("id"), tenantID: try row.decode("tenant_id"), userID: try row.decode("user_id"),
-                                  pseudonym: try row.decode("pseudonym"), position: try row.decode("position"))
+                                  pseudonym: try row.decode("pseudonym"), wholeTenant: try row.decode("scope", as: String.self) == "tenant",
+                                  position: try row.decode("position"))
             switch try row.decode("phase", as: String.self) {
             case "attachments":
                 try await erasure.deleteAttachments(on: connection)
@@ -103,6 +105,9 @@ private struct Pending {
     let tenantID: UUID
     let userID: String
     let pseudonym: String
+    /// Whether the walk visits all of the tenant's interactions (the user acted as an agent) or only those the user
+    /// opened.
+    let wholeTenant: Bool
     let position: UUID?
 
     /// A few pieces of the user's files (about 10 MiB), or, once none is left, their rows; then the walk.
@@ -126,8 +131,9 @@ private struct Pending {
     func walk(batch: Int, on connection: PostgresConnection) async throws {
         let ids: [UUID] = try await connection.query("""
             SELECT id FROM interactions WHERE tenant_id = $1::uuid AND ($2::uuid IS NULL OR id > $2::uuid)
+              AND ($4::boolean OR customer_id = $5)
             ORDER BY id LIMIT $3
-            """, [tenantID, position, batch]).map { try $0.decode("id") }
+            """, [tenantID, position, batch, wholeTenant, userID]).map { try $0.decode("id") }
         guard let last = ids.last else {
             _ = try await connection.query("UPDATE erasures SET phase = 'records' WHERE id = $1::uuid", [id])
             return
