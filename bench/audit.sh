@@ -95,8 +95,8 @@ for action in session claim; do
         bench_log "$action, round $r: $plain/s plain, $audited/s audited ($ratio×)"
     done
 done
-pending=$(psql "$DATABASE_URL" -qAt -c "SELECT count(*) FROM audit_events e WHERE NOT EXISTS (SELECT 1 FROM audit_seals s WHERE s.event_id = e.id)")
-sealed=$(psql "$DATABASE_URL" -qAt -c "SELECT count(*) FROM audit_seals")
+sealed=$(psql "$DATABASE_URL" -qAt -c "SELECT coalesce(sum(coalesce(cardinality(entries), 1)), 0) FROM audit_seals")
+pending=$(psql "$DATABASE_URL" -qAt -c "SELECT count(*) - $sealed FROM audit_events")
 
 out="$BENCH_OUT/audit.md"
 {

@@ -86,4 +86,68 @@ struct AuditChainTests {
         tampered[1].1 = Self.entry(51)
         #expect(Self.findings(tampered, ids: [40, 50]) == [.sealMismatch(position: 5, eventID: 50)])
     }
+
+    /// Entries 1...count sealed in batches of `size`, as the sealer stores them: one seal per batch, with digests.
+    static func batches(_ count: Int, size: Int) -> [AuditSealedBatch] {
+        var previous = AuditChain.genesis
+        var result: [AuditSealedBatch] = []
+        for start in stride(from: 1, through: count, by: size) {
+            let entries = (start ... min(start + size - 1, count)).map { entry(Int64($0) * 10) }
+            let seal = AuditChain.seal(entries, first: Int64(start), previous: previous, key: key)
+            result.append(AuditSealedBatch(position: Int64(start + entries.count - 1), eventIDs: entries.map(\.id),
+                                           entries: entries, digests: entries.flatMap(AuditChain.digest), seal: seal))
+            previous = seal
+        }
+        return result
+    }
+
+    static func findings(_ batches: [AuditSealedBatch], key: [UInt8] = key) -> [AuditChainVerifier.Finding] {
+        var verifier = AuditChainVerifier(key: key)
+        return batches.flatMap { verifier.check($0) }
+    }
+
+    static func replacing(_ batch: AuditSealedBatch, entries: [AuditEntry?]? = nil, digests: [UInt8]?? = nil,
+                          seal: [UInt8]? = nil) -> AuditSealedBatch {
+        AuditSealedBatch(position: batch.position, eventIDs: batch.eventIDs, entries: entries ?? batch.entries,
+                         digests: digests ?? batch.digests, seal: seal ?? batch.seal)
+    }
+
+    @Test func batchesChainLikeSingleSealsAndPassWhole() {
+        let batched = Self.batches(23, size: 5)
+        #expect(Self.findings(batched).isEmpty)
+        // The seal after each batch is the per-entry chain's seal at the same position.
+        let single = Self.chain(23)
+        for batch in batched { #expect(batch.seal == single[Int(batch.position) - 1].2) }
+        var verifier = AuditChainVerifier(key: Self.key)
+        for batch in batched { _ = verifier.check(batch) }
+        #expect(verifier.checked == 23)
+    }
+
+    @Test func aChangedEntryInABatchIsNamedByItsDigest() {
+        var batched = Self.batches(20, size: 8)
+        var entries = batched[1].entries
+        entries[2] = Self.entry(110, action: "session.revoked")
+        batched[1] = Self.replacing(batched[1], entries: entries)
+        #expect(Self.findings(batched) == [.sealMismatch(position: 11, eventID: 110)])
+        // Changed with its digest recomputed (anyone can compute one): the batch's seal no longer fits.
+        var digests = batched[1].digests ?? []
+        digests.replaceSubrange(2 * AuditChain.digestLength ..< 3 * AuditChain.digestLength,
+                                with: AuditChain.digest(Self.entry(110, action: "session.revoked")))
+        batched[1] = Self.replacing(batched[1], digests: .some(digests))
+        #expect(Self.findings(batched) == [.batchMismatch(first: 9, last: 16)])
+    }
+
+    @Test func aMissingEntryARemovedBatchAndTheWrongKeyAreFound() {
+        var batched = Self.batches(12, size: 4)
+        var entries = batched[0].entries
+        entries[1] = nil
+        batched[0] = Self.replacing(batched[0], entries: entries)
+        #expect(Self.findings(batched) == [.entryMissing(position: 2, eventID: 20)])
+        var removed = Self.batches(12, size: 4)
+        removed.remove(at: 1)
+        #expect(Self.findings(removed) == [.gap(after: 4, next: 9), .batchMismatch(first: 9, last: 12)])
+        #expect(Self.findings(Self.batches(12, size: 4), key: Array(repeating: 9, count: 32)).count == 3)
+        // After retention took the first batch, checking starts at the second and goes on from it.
+        #expect(Self.findings(Array(Self.batches(12, size: 4).dropFirst())).isEmpty)
+    }
 }

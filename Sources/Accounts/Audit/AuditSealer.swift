@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 
@@ -43,25 +44,31 @@ public struct AuditSealer: Sendable {
                 """, [PostgresArray(tenants)]) {
                 heads[try row.decode("tenant_id")] = (try row.decode("position"), try row.decode("seal"))
             }
-            var tenantIDs: [UUID] = [], positions: [Int64] = [], eventIDs: [Int64] = [], seals: [String] = []
-            var times: [Int64] = []
-            for entry in entries {
-                let head = heads[entry.tenantID] ?? (0, AuditChain.genesis)
-                let position = head.position + 1
-                let seal = AuditChain.seal(entry, position: position, previous: head.seal, key: key)
-                heads[entry.tenantID] = (position, seal)
-                tenantIDs.append(entry.tenantID)
-                positions.append(position)
-                eventIDs.append(entry.id)
-                times.append(entry.createdMicros)
-                seals.append(seal.map { String(format: "%02x", $0) }.joined())
+            // One stored seal per tenant: the chain runs through every entry, the seal after the last is kept with
+            // each entry's digest (so a verifier names an entry that changed) and the latest of their times (so
+            // retention deletes a seal only with all of its entries).
+            var batches: [UUID: [AuditEntry]] = [:]
+            for entry in entries { batches[entry.tenantID, default: []].append(entry) }
+            var tenantIDs: [UUID] = [], positions: [Int64] = [], lastIDs: [Int64] = [], seals: [String] = []
+            var times: [Int64] = [], ids: [String] = [], digests: [String] = []
+            for (tenant, batch) in batches {
+                let head = heads[tenant] ?? (0, AuditChain.genesis)
+                let seal = AuditChain.seal(batch, first: head.position + 1, previous: head.seal, key: key)
+                tenantIDs.append(tenant)
+                positions.append(head.position + Int64(batch.count))
+                lastIDs.append(batch[batch.count - 1].id)
+                seals.append(Base16.encode(seal))
+                times.append(batch.map(\.createdMicros).max() ?? 0)
+                ids.append("{" + batch.map { String($0.id) }.joined(separator: ",") + "}")
+                digests.append(Base16.encode(batch.flatMap(AuditChain.digest)))
             }
             _ = try await connection.query("""
-                INSERT INTO audit_seals (tenant_id, position, event_id, seal, created_at)
-                SELECT t, p, e, decode(s, 'hex'), timestamptz 'epoch' + c * interval '1 microsecond'
-                FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS u (t, p, e, s, c)
-                """, [PostgresArray(tenantIDs), PostgresArray(positions), PostgresArray(eventIDs), PostgresArray(seals),
-                      PostgresArray(times)])
+                INSERT INTO audit_seals (tenant_id, position, event_id, seal, created_at, entries, digests)
+                SELECT t, p, e, decode(s, 'hex'), timestamptz 'epoch' + c * interval '1 microsecond', i::bigint[], decode(d, 'hex')
+                FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+                    AS u (t, p, e, s, c, i, d)
+                """, [PostgresArray(tenantIDs), PostgresArray(positions), PostgresArray(lastIDs), PostgresArray(seals),
+                      PostgresArray(times), PostgresArray(ids), PostgresArray(digests)])
             _ = try await connection.query("UPDATE audit_sealed_through SET xid = $1::xid8, id = $2",
                                            [through.xid, through.id])
             return entries.count

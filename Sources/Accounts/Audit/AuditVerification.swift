@@ -31,28 +31,35 @@ public struct AuditVerification: Sendable {
         var report = Report()
         var after: Int64 = 0
         while true {
-            let rows = try await pool.withConnection { connection in
-                try await connection.query("""
-                    SELECT s.position, s.event_id AS sealed_id, s.seal, e.id IS NOT NULL AS present,
-                           \(AuditEntry.columns(of: "e"))
-                    FROM audit_seals s LEFT JOIN audit_events e ON e.id = s.event_id AND e.tenant_id = s.tenant_id
-                    WHERE s.tenant_id = $1::uuid AND s.position > $2 ORDER BY s.position LIMIT 1000
+            // Fifty stored seals at a time (each closes at most a sealing round's entries), then their entries.
+            let (seals, entries) = try await pool.withConnection { connection in
+                let seals = try await connection.query("""
+                    SELECT position, array_to_string(coalesce(entries, ARRAY[event_id]), ',') AS ids, digests, seal FROM audit_seals
+                    WHERE tenant_id = $1::uuid AND position > $2 ORDER BY position LIMIT 50
                     """, [tenant, after])
+                let ids = try seals.flatMap { try AuditVerification.ids($0) }
+                let entries = try await connection.query("""
+                    SELECT \(AuditEntry.columns()) FROM audit_events WHERE id = ANY($1::bigint[]) AND tenant_id = $2::uuid
+                    """, [PostgresArray(ids), tenant]).map(AuditEntry.init(row:))
+                return (seals, entries)
             }
-            for row in rows {
+            let byID = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { (first: AuditEntry, _: AuditEntry) in first })
+            for row in seals {
+                let ids = try AuditVerification.ids(row)
                 let position: Int64 = try row.decode("position")
-                let present: Bool = try row.decode("present")
-                report.findings += verifier.check(position: position, eventID: try row.decode("sealed_id"),
-                                                  entry: present ? try AuditEntry(row: row) : nil, seal: try row.decode("seal"))
+                report.findings += verifier.check(AuditSealedBatch(
+                    position: position, eventIDs: ids, entries: ids.map { byID[$0] },
+                    digests: try row.decode("digests", as: [UInt8]?.self), seal: try row.decode("seal")))
                 after = position
             }
-            if rows.count < 1000 { break }
+            if seals.count < 50 { break }
         }
         report.checked = verifier.checked
         let strays = try await pool.withConnection { connection in
             try await connection.query("""
+                WITH sealed AS (SELECT unnest(coalesce(entries, ARRAY[event_id])) AS id FROM audit_seals WHERE tenant_id = $1::uuid)
                 SELECT e.id, \(AuditSealer.afterLastSealed) AS waiting FROM audit_events e
-                WHERE e.tenant_id = $1::uuid AND NOT EXISTS (SELECT 1 FROM audit_seals s WHERE s.event_id = e.id)
+                WHERE e.tenant_id = $1::uuid AND NOT EXISTS (SELECT 1 FROM sealed WHERE sealed.id = e.id)
                 ORDER BY e.id
                 """, [tenant])
         }
@@ -60,5 +67,10 @@ public struct AuditVerification: Sendable {
             if try row.decode("waiting", as: Bool.self) { report.pending += 1 } else { report.unsealedStrays.append(try row.decode("id")) }
         }
         return report
+    }
+
+    /// The entry ids a stored seal closes (read as `1,2,3`).
+    static func ids(_ row: PostgresRow) throws -> [Int64] {
+        try row.decode("ids", as: String.self).split(separator: ",").compactMap { Int64($0) }
     }
 }

@@ -34,8 +34,7 @@ public struct DownloadLinks: Sendable {
     }
 
     static func signature(of id: String, expires: Int, key: [UInt8]) -> String {
-        HMACSHA256.authenticationCode(for: Array("attachment-link\n\(id)\n\(expires)".utf8), key: key)
-            .map { String(format: "%02x", $0) }.joined()
+        Base16.encode(HMACSHA256.authenticationCode(for: Array("attachment-link\n\(id)\n\(expires)".utf8), key: key))
     }
 
     /// Whether `signature` signs `id` until `expires`, and that time has not come (nor lies beyond a link's lifetime).
