@@ -130,19 +130,31 @@ public enum AuditMigrations {
             INSERT INTO audit_sealed_through (xid, id)
             SELECT '1', coalesce(max(e.id), 0) FROM audit_events e WHERE e.xid = '1';
             DROP TABLE audit_pending;
+            -- PL/pgSQL, whose statements' plans are kept for the session (a SQL function's are made at every call).
+            -- A user's pseudonym is looked up inline; only a first use calls audit_pseudonym to make one.
             CREATE OR REPLACE FUNCTION audit_record(p_tenant uuid, p_actor_kind text, p_actor text, p_action text,
                                                    p_target_kind text, p_target text, p_request text, p_address text)
-            RETURNS bigint LANGUAGE sql AS $$
+            RETURNS bigint LANGUAGE plpgsql AS $$
+            DECLARE
+                actor text := p_actor;
+                target text := p_target;
+                entry bigint;
+            BEGIN
+                IF p_actor_kind IN ('customer', 'agent') THEN
+                    SELECT pseudonym INTO actor FROM audit_pseudonyms WHERE tenant_id = p_tenant AND user_id = p_actor;
+                    IF actor IS NULL THEN actor := audit_pseudonym(p_tenant, p_actor); END IF;
+                END IF;
+                IF p_target_kind = 'user' THEN
+                    SELECT pseudonym INTO target FROM audit_pseudonyms WHERE tenant_id = p_tenant AND user_id = p_target;
+                    IF target IS NULL THEN target := audit_pseudonym(p_tenant, p_target); END IF;
+                END IF;
                 INSERT INTO audit_events (tenant_id, actor_kind, actor_id, action, target_kind, target_id, request_id, address)
-                VALUES (p_tenant, p_actor_kind,
-                        CASE WHEN p_actor_kind IN ('customer', 'agent') THEN audit_pseudonym(p_tenant, p_actor) ELSE p_actor END,
-                        p_action, p_target_kind,
-                        CASE WHEN p_target_kind = 'user' THEN audit_pseudonym(p_tenant, p_target) ELSE p_target END,
-                        coalesce(p_request, ''), coalesce(p_address, ''))
-                RETURNING id
-            $$;
+                VALUES (p_tenant, p_actor_kind, actor, p_action, p_target_kind, target, coalesce(p_request, ''), coalesce(p_address, ''))
+                RETURNING id INTO entry;
+                RETURN entry;
+            END $$;
             """),
-            // Seals per batch: the chain still runs through every entry, but only the seal after a round's last entry of
+        // Seals per batch: the chain still runs through every entry, but only the seal after a round's last entry of
         // each tenant is stored, with the ids it closes (in chain order) and each one's digest; a seal row per entry
         // cost the database as much again as the entry. Seals stored before hold one entry each (`entries` null).
         Migration(version: 123, name: "audit seals per batch", sql: """
