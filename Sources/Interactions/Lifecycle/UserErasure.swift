@@ -89,14 +89,6 @@ public struct UserErasure: Sendable {
             return .progressed(erasure.id)
         }
     }
-
-    /// How many erasures are still to run or under way (for the metrics).
-    public func pendingCount() async throws -> Int {
-        try await pool.withConnection { connection in
-            Int(try await connection.query("SELECT count(*) AS n FROM erasures WHERE state = 'pending'")[0]
-                .decode("n", as: Int64.self))
-        }
-    }
 }
 
 /// One pending erasure, as a step holds it locked.
