@@ -106,6 +106,13 @@ public struct InteractionRoutes: Sendable {
         let attachmentIDs = try InteractionRoutes.attachmentIDs(body.attachmentIDs)
         let text = body.text ?? ""
         try Problem.requireLength(text, of: "text", in: (attachmentIDs.isEmpty ? 1 : 0) ... 4000)
+        // The common case — text only, no key to record the answer under — is one statement, its own transaction.
+        if attachmentIDs.isEmpty, try IdempotentWrites.key(of: request) == nil {
+            let message = try await pool.withConnection { [store] connection in
+                try await store.addMessageAlone(text, from: principal, to: id, on: connection)
+            }
+            return try .json(message, status: 201)
+        }
         return try await writes.run(request, principal) { [store] connection in
             try await store.lock(id, for: principal, allowing: .message, on: connection)
             guard !attachmentIDs.isEmpty else {
