@@ -81,6 +81,9 @@ quiet="AcrossProcesses|ConcurrentRequests|ConcurrentColdReads|slowHeadsFromOneAd
 quiet+="|theReadmeExampleLosesNoEventInFiftyRuns|aTokenThatExpiresMidStream|anExpiredSessionsStreamEnds|DatabaseBlackhole"
 quiet+="|heartbeatsKeepAQuietConnectionOpen|sha256OfAMillionAs|WebhookTests|UnreadCountsAcrossReplicasTests"
 quiet+="|connectTimesOutAgainstASilentServer|slowlorisLeavesNoHungWorker|WebhookAgentSideTests|PresenceTests"
+# Two replicas each (their start-up migrates a database), waiting out an erasure's grace or racing writes: run with the
+# quiet ones, so that the main run's timed tests are not starved of the cores under ThreadSanitizer.
+quiet+="|ErasureTests|MessageRaceTests"
 # Last, and each alone (one run per name): tests that put the machine under load themselves (tens of concurrent
 # uploads), which would starve the timed claims of the quiet ones and of each other.
 alone="AttachmentLoadTests|uploadsCutAtRandomLeaveNothingBehind|aLargeExportStreamsInConstantMemory"
