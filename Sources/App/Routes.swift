@@ -1,6 +1,6 @@
-import Coordination
 import Accounts
 import Console
+import Coordination
 import Feeds
 import Interactions
 import Foundation

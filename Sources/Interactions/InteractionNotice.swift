@@ -56,8 +56,9 @@ public enum InteractionNotice: Sendable, Equatable {
         }
         if parts.first == "redacted" {
             guard parts.count == 3, let id = UUID(uuidString: String(parts[1])) else { return nil }
-            let seqs = parts[2].split(separator: ",").compactMap { Int64($0) }
-            guard seqs.count == parts[2].split(separator: ",").count else { return nil }
+            let pieces = parts[2].split(separator: ",")
+            let seqs = pieces.compactMap { Int64($0) }
+            guard seqs.count == pieces.count else { return nil }
             self = .redacted(id, seqs: seqs)
             return
         }

@@ -13,9 +13,8 @@ extension InteractionStore {
         let messageID = UUID().lowercased
         let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
                                           "sender_role": principal.role?.rawValue, "text": text]
-        let json = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any }, options: [.sortedKeys])
         let rows = try await connection.query(InteractionStore.messageAloneStatement, [
-            id, principal.tenantID, InteractionStore.customerScope(principal), String(decoding: json, as: UTF8.self),
+            id, principal.tenantID, InteractionStore.customerScope(principal), try InteractionStore.payloadJSON(payload),
         ])
         guard let row = rows.first, let state = try row.decode("state", as: String?.self) else {
             throw InteractionError.notFound(id)
@@ -41,11 +40,7 @@ extension InteractionStore {
             SELECT id, state FROM interactions
             WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
         ), next AS (
-            UPDATE interactions SET last_seq = last_seq + 1,
-                customer_messages = customer_messages + ($4::jsonb->>'sender_role' = 'customer')::int,
-                agent_messages = agent_messages + ($4::jsonb->>'sender_role' = 'agent')::int,
-                inbox_preview = \(InboxMigrations.preview(id: "$4::jsonb->>'id'", kind: "'message'", text: "$4::jsonb->>'text'",
-                                                          role: "$4::jsonb->>'sender_role'", at: "now()"))
+            UPDATE interactions SET \(nextEvent(payload: "$4::jsonb", isMessage: "true"))
             WHERE id = (SELECT id FROM target) AND state = '\(InteractionState.started.rawValue)'
             RETURNING last_seq, tenant_id
         ), changed AS (

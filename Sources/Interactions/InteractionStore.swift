@@ -57,12 +57,7 @@ public struct InteractionStore: Sendable {
     /// interaction's message counters and inbox preview, and records the change for inbox streams.
     static let appendStatement = PreparedStatement("""
         WITH next AS (
-            UPDATE interactions SET last_seq = last_seq + 1,
-                customer_messages = customer_messages + (\(isMessage) AND $3::jsonb->>'sender_role' = 'customer')::int,
-                agent_messages = agent_messages + (\(isMessage) AND $3::jsonb->>'sender_role' = 'agent')::int,
-                inbox_preview = CASE WHEN \(isMessage) THEN \(InboxMigrations.preview(
-                    id: "$3::jsonb->>'id'", kind: "'message'", text: "$3::jsonb->>'text'",
-                    role: "$3::jsonb->>'sender_role'", at: "now()")) ELSE inbox_preview END
+            UPDATE interactions SET \(nextEvent(payload: "$3::jsonb", isMessage: isMessage))
             WHERE id = $1::uuid RETURNING last_seq, tenant_id),
         changed AS (INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT tenant_id, $1::uuid FROM next)
         INSERT INTO interaction_events (interaction_id, seq, kind, payload)
@@ -70,6 +65,25 @@ public struct InteractionStore: Sendable {
         RETURNING seq, created_at
         """)
     private static let isMessage = "$2::text = '\(Kind.message.rawValue)'"
+
+    /// The assignments of an interaction's row for its next event, as SQL: the log's next `seq`, the message counters
+    /// and the inbox preview, for the event with JSON payload `payload` (a message when `isMessage` holds).
+    static func nextEvent(payload: String, isMessage: String) -> String {
+        """
+        last_seq = last_seq + 1,
+        customer_messages = customer_messages + (\(isMessage) AND \(payload)->>'sender_role' = 'customer')::int,
+        agent_messages = agent_messages + (\(isMessage) AND \(payload)->>'sender_role' = 'agent')::int,
+        inbox_preview = CASE WHEN \(isMessage) THEN \(InboxMigrations.preview(
+            id: "\(payload)->>'id'", kind: "'message'", text: "\(payload)->>'text'",
+            role: "\(payload)->>'sender_role'", at: "now()")) ELSE inbox_preview END
+        """
+    }
+
+    /// A plain event payload as the log stores it: JSON with sorted keys, nil values as null.
+    static func payloadJSON(_ payload: [String: String?]) throws -> String {
+        let json = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any }, options: [.sortedKeys])
+        return String(decoding: json, as: UTF8.self)
+    }
 
     /// Records a change of interaction `$1` that appends nothing to its log (a read position moving on an
     /// interaction that is over), for inbox streams.
@@ -268,8 +282,7 @@ public struct InteractionStore: Sendable {
     @discardableResult
     func append(_ kind: Kind, _ payload: [String: String?], to id: UUID,
                 on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
-        let json = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any }, options: [.sortedKeys])
-        return try await append(kind, json: String(decoding: json, as: UTF8.self), to: id, on: connection)
+        try await append(kind, json: try InteractionStore.payloadJSON(payload), to: id, on: connection)
     }
 
     /// Appends an event whose payload is `value` encoded as JSON (nil properties as null).

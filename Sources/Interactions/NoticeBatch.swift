@@ -33,7 +33,8 @@ struct NoticeBatch: Equatable {
             case .redacted(let id, let seqs) where !seqs.isEmpty:
                 append(.ephemeral(Self.redactedEvent(seqs)), to: id)
             case .redacted, .note, nil:
-                // Notes reach agents through the inbox (and the note routes), never through interaction streams.
+                // Notes reach agents through the inbox (and the note routes), never through interaction streams; a
+                // redaction naming no event only tells inbox streams to look.
                 continue
             }
         }

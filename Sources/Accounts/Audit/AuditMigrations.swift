@@ -110,7 +110,7 @@ public enum AuditMigrations {
             DROP INDEX audit_events_by_time;
             CREATE INDEX audit_events_by_time ON audit_events USING brin (created_at);
             """),
-            // The sealer's queue was a row per entry (`audit_pending`), written by every audited action and deleted by the
+        // The sealer's queue was a row per entry (`audit_pending`), written by every audited action and deleted by the
         // sealer: a third of an entry's cost. Entries now carry the id of the transaction that wrote them, and the
         // sealer takes them in (xid, id) order from the last one sealed (`audit_sealed_through`, one row the sealer
         // moves each round), up to the oldest transaction still running: below it every writer has finished, so

@@ -47,8 +47,7 @@ public struct AuditRetention: Sendable {
                     )
                     DELETE FROM audit_events e USING old WHERE e.id = old.id RETURNING e.id
                     """, [days])
-                let rows = sealed.count + unsealed.count
-                return rows
+                return sealed.count + unsealed.count
             }
             total += deleted
             if deleted == 0 { return total }

@@ -37,15 +37,14 @@ public struct AuditVerification: Sendable {
                     SELECT position, array_to_string(coalesce(entries, ARRAY[event_id]), ',') AS ids, digests, seal FROM audit_seals
                     WHERE tenant_id = $1::uuid AND position > $2 ORDER BY position LIMIT 50
                     """, [tenant, after])
-                let ids = try seals.flatMap { try AuditVerification.ids($0) }
+                let closed = try seals.map { (row: $0, ids: try AuditVerification.ids($0)) }
                 let entries = try await connection.query("""
                     SELECT \(AuditEntry.columns()) FROM audit_events WHERE id = ANY($1::bigint[]) AND tenant_id = $2::uuid
-                    """, [PostgresArray(ids), tenant]).map(AuditEntry.init(row:))
-                return (seals, entries)
+                    """, [PostgresArray(closed.flatMap(\.ids)), tenant]).map(AuditEntry.init(row:))
+                return (closed, entries)
             }
             let byID = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { (first: AuditEntry, _: AuditEntry) in first })
-            for row in seals {
-                let ids = try AuditVerification.ids(row)
+            for (row, ids) in seals {
                 let position: Int64 = try row.decode("position")
                 report.findings += verifier.check(AuditSealedBatch(
                     position: position, eventIDs: ids, entries: ids.map { byID[$0] },

@@ -22,7 +22,7 @@ public enum LifecycleMigrations {
             CREATE INDEX interactions_over ON interactions (ended_at) WHERE state IN ('ended', 'failed');
             CREATE INDEX interaction_changes_by_interaction ON interaction_changes (interaction_id);
             """),
-            Migration(version: 313, name: "erasures", sql: """
+        Migration(version: 313, name: "erasures", sql: """
             -- A user's erasure (GDPR Art. 17): requested, then carried out in short steps by whichever replica takes
             -- it. `user_id` is kept only while it runs (the record keeps no trace of whom it erased once complete);
             -- `pseudonym` is random and replaces the user id in what remains. `position` is how far the walk over

@@ -102,6 +102,9 @@ private struct Pending {
     let wholeTenant: Bool
     let position: UUID?
 
+    /// A webhook message's body with user `$2` erased from its `data` (`$3` their pseudonym), as SQL.
+    static let redactedBody = "jsonb_set(body::jsonb, '{data}', erasure_redact(body::jsonb->'data', $2, $3))::text"
+
     /// A few pieces of the user's files (about 10 MiB), or, once none is left, their rows; then the walk.
     func deleteAttachments(on connection: PostgresConnection) async throws {
         let pieces = try await connection.query("""
@@ -169,21 +172,21 @@ private struct Pending {
             "UPDATE interaction_notes SET author_id = $3 WHERE interaction_id = ANY($1::uuid[]) AND author_id = $2", parameters)
         // Webhook messages of these interactions and of their notes' queues (keyed by a uuid made from the id).
         let webhooks = try await connection.query("""
-            UPDATE webhook_messages SET body = jsonb_set(body::jsonb, '{data}', erasure_redact(body::jsonb->'data', $2, $3))::text
+            UPDATE webhook_messages SET body = \(Pending.redactedBody)
             WHERE (interaction_id = ANY($1::uuid[])
                    OR interaction_id IN (SELECT md5(i::text || ':notes')::uuid FROM unnest($1::uuid[]) AS i))
               AND erasure_redact(body::jsonb->'data', $2, $3) IS DISTINCT FROM body::jsonb->'data'
             RETURNING 1
             """, parameters).count
         if !touched.isEmpty {
+            // The changes for inbox streams and every notice, in one statement.
+            let notices = touched.flatMap { InteractionNotice.redactions(of: $0, seqs: redacted[$0] ?? []) }
             _ = try await connection.query("""
-                INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT $1::uuid, unnest($2::uuid[])
-                """, [tenantID, PostgresArray(Array(touched))])
-            for interaction in touched {
-                for notice in InteractionNotice.redactions(of: interaction, seqs: redacted[interaction] ?? []) {
-                    try await connection.notify(channel: InteractionStore.channel, payload: notice.payload)
-                }
-            }
+                WITH changed AS (
+                    INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT $1::uuid, unnest($2::uuid[])
+                )
+                SELECT count(pg_notify('\(InteractionStore.channel)', n)) FROM unnest($3::text[]) AS n
+                """, [tenantID, PostgresArray(Array(touched)), PostgresArray(notices.map(\.payload))])
         }
         _ = try await connection.query("""
             UPDATE erasures SET position = $2::uuid, messages_redacted = messages_redacted + $3,
@@ -205,19 +208,13 @@ private struct Pending {
             """, [tenantID, userID]).count
         // An agent's status changes wait in a queue keyed by a uuid made from the tenant and the agent.
         let agentWebhooks = try await connection.query("""
-            UPDATE webhook_messages SET body = jsonb_set(body::jsonb, '{data}', erasure_redact(body::jsonb->'data', $2, $3))::text
+            UPDATE webhook_messages SET body = \(Pending.redactedBody)
             WHERE tenant_id = $1::uuid AND interaction_id = md5($1::text || ':agent:' || $2)::uuid RETURNING 1
             """, tenant).count
-        // Sessions opened since the request are revoked too (and announced, so their streams end).
-        let sessions = try await connection.query("""
-            WITH erased AS (
-                UPDATE sessions SET user_id = $3, revoked_at = coalesce(revoked_at, now())
-                WHERE tenant_id = $1::uuid AND user_id = $2 RETURNING id, revoked_at = now() AS now_revoked
-            )
-            SELECT count(*) AS n, count(pg_notify('\(AccountStore.revocationChannel)', id::text)) FILTER (WHERE now_revoked) AS revoked
-            FROM erased
-            """, tenant)
-        let sessionsRevoked = try sessions[0].decode("revoked", as: Int64.self)
+        // Sessions opened since the request are revoked too (and announced, so their streams end); then all of the
+        // user's sessions carry the pseudonym.
+        let sessionsRevoked = try await AccountStore.revokeSessions(tenantID: tenantID, userID: userID, on: connection)
+        _ = try await connection.query("UPDATE sessions SET user_id = $3 WHERE tenant_id = $1::uuid AND user_id = $2", tenant)
         for statement in [
             "DELETE FROM audit_pseudonyms WHERE tenant_id = $1::uuid AND user_id = $2",
             "DELETE FROM audit_views WHERE tenant_id = $1::uuid AND viewer = $2",

@@ -23,7 +23,7 @@ final class ClamdDaemon: Sendable {
     static func start(streamLimit: Int = 20 << 20) async throws -> ClamdDaemon {
         let directory = NSTemporaryDirectory() + "clamd-" + UUID().uuidString.prefix(8).lowercased()
         try FileManager.default.createDirectory(atPath: directory + "/db", withIntermediateDirectories: true)
-        let hex = marker.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.text(marker)
         try Data("Switchboard.Test.Marker:0:*:\(hex)\n".utf8).write(to: URL(fileURLWithPath: directory + "/db/test.ndb"))
         try Data("""
             Foreground yes

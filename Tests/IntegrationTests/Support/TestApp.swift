@@ -182,7 +182,7 @@ struct TestApp: Sendable {
     /// The audit chain's key in tests (what `AUDIT_SEAL_KEY` holds, as bytes).
     static let auditSealKey: [UInt8] = Array(0 ..< 32)
     /// ``auditSealKey`` as `AUDIT_SEAL_KEY` is written.
-    static let auditSealKeyText = auditSealKey.map { String(format: "%02x", $0) }.joined()
+    static let auditSealKeyText = Hex.text(auditSealKey)
 
     func stop() async {
         await app.shutdown()
