@@ -10,13 +10,14 @@ public protocol RequestBody: Decodable {
 
 extension RequestBody {
     /// The names of the fields the body accepts, in declaration order.
-    static var fieldNames: [String] { CodingKeys.allCases.map(\.stringValue) }
+    static var fieldNames: [String] { CodingKeys.allCases.map { $0.stringValue } }
 
     /// The problem for `keys` (a body's top-level keys) when some are not fields of this body, else nil.
     static func unknownFieldsProblem(in keys: [String]) -> Problem? {
+        // Asked of every body: checked key by key, with no list of names made unless one is unknown.
+        guard let first = keys.first(where: { CodingKeys(stringValue: $0) == nil }) else { return nil }
         let known = fieldNames
         let unknown = keys.filter { !known.contains($0) }
-        guard let first = unknown.first else { return nil }
         let named = unknown.map { "'\($0)'" }.joined(separator: ", ")
         let accepted = known.isEmpty ? "no fields" : "only " + known.joined(separator: ", ")
         let noun = unknown.count == 1 ? "field" : "fields"

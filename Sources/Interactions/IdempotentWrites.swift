@@ -19,8 +19,8 @@ public struct IdempotentWrites: Sendable {
         guard let key = try IdempotentWrites.key(of: request) else {
             return try await pool.withTransaction { connection in try await body(connection) }
         }
-        let fingerprint = Array("\(request.method) \(request.path)\n".utf8) + request.body
-        let scope: [(any PostgresEncodable)?] = [principal.tenantID, principal.owner, key, fingerprint]
+        let scope = Key(tenantID: principal.tenantID, owner: principal.owner, key: key,
+                        fingerprint: Array("\(request.method) \(request.path)\n".utf8) + request.body).scope
         return try await pool.withTransaction { connection in
             // A concurrent request with the same key waits here until the first commits or rolls back.
             let inserted = try await connection.query("""
@@ -61,6 +61,36 @@ public struct IdempotentWrites: Sendable {
             headers.set("Content-Type", contentType)
         }
         return Response(status: status, headers: headers, body: try row.decode("body", as: [UInt8]?.self) ?? [])
+    }
+
+    /// A request's key, with whose it is and the request it stands for: what a write made in one statement records
+    /// its answer under, in that statement.
+    public struct Key: Sendable {
+        /// The tenant of the principal that sent it.
+        public let tenantID: UUID
+        /// The principal that sent it (``Principal/owner``).
+        public let owner: String
+        /// The key as sent.
+        public let key: String
+        /// The request's method, path and body: the same key with other bytes is refused.
+        public let fingerprint: [UInt8]
+
+        var scope: [(any PostgresEncodable)?] { [tenantID, owner, key, fingerprint] }
+    }
+
+    /// The request's key for a write made in one statement, nil when it carries none; throws for an invalid one.
+    public static func key(of request: Request, _ principal: Principal) throws -> Key? {
+        guard let key = try key(of: request) else { return nil }
+        return Key(tenantID: principal.tenantID, owner: principal.owner, key: key,
+                   fingerprint: Array("\(request.method) \(request.path)\n".utf8) + request.body)
+    }
+
+    /// For a write made in one statement that found `key` taken, or could not be made: the answer recorded under the
+    /// key, nil when there is none; throws when the record is for another request.
+    public func recordedAnswer(under key: Key) async throws -> Response? {
+        try await pool.withConnection { connection in
+            try await IdempotentWrites.recorded(connection, key.scope, key: key.key)
+        }
     }
 
     /// The request's `Idempotency-Key`, if it carries a valid one; throws for an invalid one.

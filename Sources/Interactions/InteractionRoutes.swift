@@ -106,23 +106,41 @@ public struct InteractionRoutes: Sendable {
         let attachmentIDs = try InteractionRoutes.attachmentIDs(body.attachmentIDs)
         let text = body.text ?? ""
         try Problem.requireLength(text, of: "text", in: (attachmentIDs.isEmpty ? 1 : 0) ... 4000)
-        // The common case — text only, no key to record the answer under — is one statement, its own transaction.
-        if attachmentIDs.isEmpty, try IdempotentWrites.key(of: request) == nil {
-            let message = try await pool.withConnection { [store] connection in
-                try await store.addMessageAlone(text, from: principal, to: id, on: connection)
-            }
-            return try .json(message, status: 201)
+        // Text only — nearly every message — is one statement, its own transaction, with its key's record if any.
+        if attachmentIDs.isEmpty {
+            return try await postMessageAlone(text, to: id, request, principal)
         }
         return try await writes.run(request, principal) { [store] connection in
             try await store.lock(id, for: principal, allowing: .message, on: connection)
-            guard !attachmentIDs.isEmpty else {
-                return try .json(try await store.addMessage(text, from: principal, to: id, on: connection), status: 201)
-            }
             let attachments = AttachmentStore()
             let claimed = try await attachments.claim(attachmentIDs, for: id, by: principal, on: connection)
             let message = try await store.addMessage(text, attachments: claimed, from: principal, to: id, on: connection)
             try await attachments.markUsed(attachmentIDs, by: message.seq, on: connection)
             return try .json(message, status: 201)
+        }
+    }
+
+    /// A text message, stored in one statement: a key already taken, or a message refused under a key, is answered
+    /// by what the key recorded (so a retry of a stored message gets its answer, even once the interaction ended).
+    private func postMessageAlone(_ text: String, to id: UUID, _ request: Request, _ principal: Principal) async throws -> Response {
+        let key = try IdempotentWrites.key(of: request, principal)
+        let outcome: InteractionStore.AloneOutcome
+        do {
+            outcome = try await pool.withConnection { [store] connection in
+                try await store.addMessageAlone(text, from: principal, to: id, recordingUnder: key, on: connection)
+            }
+        } catch let error as InteractionError {
+            guard let key, let answer = try await writes.recordedAnswer(under: key) else { throw error }
+            return answer
+        }
+        switch outcome {
+        case .stored(let answer):
+            return .json(encoded: answer, status: 201)
+        case .keyTaken:
+            guard let key, let answer = try await writes.recordedAnswer(under: key) else {
+                throw IdempotencyError.vanished(key: key?.key ?? "")
+            }
+            return answer
         }
     }
 

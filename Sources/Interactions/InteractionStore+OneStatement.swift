@@ -3,38 +3,60 @@ import Foundation
 import Postgres
 
 extension InteractionStore {
+    /// What a message POST that was stored in one statement answers.
+    public enum AloneOutcome: Sendable, Equatable {
+        /// Stored: the answer's JSON, as the statement assembled it (and recorded it, under a key).
+        case stored([UInt8])
+        /// Not stored, because the request's key was already taken (by this request before, or by another):
+        /// the answer recorded under it decides.
+        case keyTaken
+    }
+
     /// A message without attachments appended in one statement that is its own transaction: the interaction's row is
     /// taken by the update (which waits for a writer holding it, then sees its state as that writer left it), the
-    /// event, its change for inbox streams and its notice go with it, and the row lock is held until the statement
-    /// commits — the guarantees of ``lock(_:for:allowing:on:)`` then ``addMessage(_:attachments:from:to:on:)`` in a
-    /// transaction, in one round trip instead of five. `connection` must not be in a transaction.
+    /// event, its change for inbox streams, its notice and — with an `Idempotency-Key` — the record of its answer go
+    /// with it, and the row lock is held until the statement commits: the guarantees of
+    /// ``lock(_:for:allowing:on:)``, ``addMessage(_:attachments:from:to:on:)`` and `IdempotentWrites.run` in a
+    /// transaction, in one round trip instead of five to seven. `connection` must not be in a transaction.
+    ///
+    /// Throws ``InteractionError`` when the message may not be stored; a caller holding a key asks first what the
+    /// key recorded (a retry of a request that was stored before the interaction ended still gets its answer).
     public func addMessageAlone(_ text: String, from principal: Principal, to id: UUID,
-                                on connection: PostgresConnection) async throws -> InteractionMessage {
+                                recordingUnder key: IdempotentWrites.Key?,
+                                on connection: PostgresConnection) async throws -> AloneOutcome {
         let messageID = UUID().lowercased
         let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
                                           "sender_role": principal.role?.rawValue, "text": text]
-        let rows = try await connection.query(InteractionStore.messageAloneStatement, [
-            id, principal.tenantID, InteractionStore.customerScope(principal), try InteractionStore.payloadJSON(payload),
-        ])
+        let pieces = InteractionMessage.answerPieces(id: messageID, senderID: principal.userID ?? "",
+                                                     senderRole: principal.role?.rawValue ?? "", text: text)
+        let rows: PostgresRows
+        do {
+            rows = try await connection.query(InteractionStore.messageAloneStatement, [
+                id, principal.tenantID, InteractionStore.customerScope(principal), InteractionStore.payloadJSON(payload),
+                pieces.middle, pieces.tail, key?.owner, key?.key, key?.fingerprint,
+            ])
+        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey" {
+            return .keyTaken
+        }
         guard let row = rows.first, let state = try row.decode("state", as: String?.self) else {
             throw InteractionError.notFound(id)
         }
-        guard let seq = try row.decode("seq", as: Int64?.self) else {
+        guard let answer = try row.decode("answer", as: String?.self) else {
             // Not appended: the interaction is over — as its row says now, which the statement's snapshot may not
             // have seen (it ended while this statement waited for its row).
             let now = try await connection.query("SELECT state FROM interactions WHERE id = $1::uuid", [id])
             let current = InteractionState(rawValue: try now.first?.decode("state", as: String.self) ?? state) ?? .failed
             throw InteractionError.notAllowed(.message, id: id, state: current)
         }
-        return InteractionMessage(seq: seq, id: messageID, senderID: principal.userID ?? "",
-                                  senderRole: principal.role?.rawValue ?? "", text: text,
-                                  createdAt: try row.decode("created_at"), attachments: nil)
+        return .stored(Array(answer.utf8))
     }
 
     /// Interaction `$1` of tenant `$2` (of customer `$3` when not null) gets message payload `$4` appended if it is
-    /// still `started`, with what ``appendStatement`` keeps, and its notice; answers the state the statement's
-    /// snapshot saw (null: no such interaction for this caller) and the new event's `seq` and time (null: not
-    /// appended, the interaction is over).
+    /// still `started`, with what ``appendStatement`` keeps, and its notice; when `$7` (the principal) is not null,
+    /// the answer is recorded under key `$8` for request bytes `$9` (a key already taken fails the whole statement
+    /// with a unique violation, after waiting for a statement still holding it). Answers the state the statement's
+    /// snapshot saw (null: no such interaction for this caller) and the answer's JSON (null: not appended, the
+    /// interaction is over), assembled from ``InteractionMessage/answerHead``, the time, `$5`, the seq and `$6`.
     static let messageAloneStatement = PreparedStatement("""
         WITH target AS (
             SELECT id, state FROM interactions
@@ -48,9 +70,15 @@ extension InteractionStore {
         ), appended AS (
             INSERT INTO interaction_events (interaction_id, seq, kind, payload)
             SELECT $1::uuid, last_seq, '\(Kind.message.rawValue)', $4::jsonb FROM next
-            RETURNING seq, created_at
+            RETURNING seq, '\(InteractionMessage.answerHead)'
+                || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || $5 || seq || $6 AS answer
+        ), recorded AS (
+            INSERT INTO idempotency_keys (tenant_id, principal, key, request_hash, status, headers, body)
+            SELECT $2::uuid, $7, $8, sha256($9::bytea), 201, '{"Content-Type": "application/json"}',
+                   convert_to(answer, 'UTF8')
+            FROM appended WHERE $7::text IS NOT NULL
         )
-        SELECT (SELECT state FROM target) AS state, a.seq, a.created_at,
+        SELECT (SELECT state FROM target) AS state, a.answer,
                CASE WHEN a.seq IS NOT NULL THEN pg_notify('\(InteractionStore.channel)', $1::text || ':' || a.seq) END AS notified
         FROM (SELECT 1) AS one LEFT JOIN appended a ON true
         """)

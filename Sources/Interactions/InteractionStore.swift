@@ -80,9 +80,19 @@ public struct InteractionStore: Sendable {
     }
 
     /// A plain event payload as the log stores it: JSON with sorted keys, nil values as null.
-    static func payloadJSON(_ payload: [String: String?]) throws -> String {
-        let json = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any }, options: [.sortedKeys])
-        return String(decoding: json, as: UTF8.self)
+    /// Written straight into bytes: `JSONSerialization` (bridging every value, sorting through `NSString`) cost a
+    /// fifth of a message POST's CPU.
+    static func payloadJSON(_ payload: [String: String?]) -> String {
+        var json = JSONBytes(capacity: payload.reduce(2) { $0 + $1.key.utf8.count + ($1.value?.utf8.count ?? 4) + 8 })
+        json.raw("{")
+        for (index, key) in payload.keys.sorted().enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(key)
+            json.raw(":")
+            if let value = payload[key] ?? nil { json.string(value) } else { json.raw("null") }
+        }
+        json.raw("}")
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 
     /// Records a change of interaction `$1` that appends nothing to its log (a read position moving on an
@@ -282,7 +292,7 @@ public struct InteractionStore: Sendable {
     @discardableResult
     func append(_ kind: Kind, _ payload: [String: String?], to id: UUID,
                 on connection: PostgresConnection) async throws -> (seq: Int64, createdAt: Date) {
-        try await append(kind, json: try InteractionStore.payloadJSON(payload), to: id, on: connection)
+        try await append(kind, json: InteractionStore.payloadJSON(payload), to: id, on: connection)
     }
 
     /// Appends an event whose payload is `value` encoded as JSON (nil properties as null).

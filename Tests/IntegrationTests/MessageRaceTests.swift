@@ -1,12 +1,16 @@
 import Foundation
+import HTTPServer
+import Interactions
 import Postgres
 import TestSupport
 import Testing
 
-/// Messages posted as one statement (text only, no `Idempotency-Key`) racing an interaction's end, through two
-/// replicas, seeded: every message answered 201 is in the log exactly once, before the final state; every 409 left
-/// nothing; ids run 1, 2, 3… with no hole; the counters and the inbox preview agree with the log; and a customer
-/// posting to another's interaction gets 404.
+/// Messages posted as one statement (text only, every third with an `Idempotency-Key` and retried at once on the
+/// other replica) racing an interaction's end, through two replicas, seeded: every message answered 201 is in the
+/// log exactly once, before the final state, and its answer is byte for byte the message as the list shows it; a
+/// retry gets the first answer's very bytes (also after the end) and stores nothing; every 409 left nothing; ids run
+/// 1, 2, 3… with no hole; the counters and the inbox preview agree with the log; and a customer posting to
+/// another's interaction gets 404.
 @Suite("Messages racing the end", .timeLimit(.minutes(5)))
 struct MessageRaceTests {
     @Test(arguments: [7, 31] as [UInt64])
@@ -21,14 +25,24 @@ struct MessageRaceTests {
         let endAfter = rooms.map { _ in Int(rng.next() % 12) }
         let posters = rooms.enumerated().flatMap { n, id in
             [(who.alice, "customer"), (who.agent, "agent")].map { token, role in
-                Task { () -> [(text: String, status: Int, seq: Int?)] in
-                    var answers: [(String, Int, Int?)] = []
+                Task { () -> [(text: String, status: Int, seq: Int?, body: [UInt8])] in
+                    var answers: [(String, Int, Int?, [UInt8])] = []
                     for k in 0 ..< 15 {
                         let text = "\(role) \(n).\(k)"
-                        let app = k.isMultiple(of: 2) ? first : second
+                        let (app, other) = k.isMultiple(of: 2) ? (first, second) : (second, first)
+                        let headers = k.isMultiple(of: 3) ? ["Idempotency-Key": "\(seed)-\(role)-\(n)-\(k)"] : [:]
                         let response = try await app.call("POST", "/v1/interactions/\(id)/messages", token: token,
-                                                          body: #"{"text":"\#(text)"}"#)
-                        answers.append((text, response.status, try? response.json()["seq"] as? Int))
+                                                          headers: headers, body: #"{"text":"\#(text)"}"#)
+                        answers.append((text, response.status, try? response.json()["seq"] as? Int, response.body))
+                        guard !headers.isEmpty else { continue }
+                        let retry = try await other.call("POST", "/v1/interactions/\(id)/messages", token: token,
+                                                         headers: headers, body: #"{"text":"\#(text)"}"#)
+                        if response.status == 201 {
+                            #expect(retry.status == 201 && retry.body == response.body
+                                    && retry.header("Idempotent-Replayed") == "true", "seed \(seed): retry of \(text)")
+                        } else {
+                            #expect(retry.status == response.status, "seed \(seed): retry of \(text): \(retry.status)")
+                        }
                     }
                     return answers
                 }
@@ -38,7 +52,7 @@ struct MessageRaceTests {
             try await Task.sleep(for: .milliseconds(20 * endAfter[n]))
             #expect(try await second.call("POST", "/v1/interactions/\(id)/end", token: who.agent).status == 200)
         }
-        var answers: [(text: String, status: Int, seq: Int?)] = []
+        var answers: [(text: String, status: Int, seq: Int?, body: [UInt8])] = []
         for poster in posters { answers += try await poster.value }
 
         // The race is real: some messages got in before an end, some came after one.
@@ -66,6 +80,18 @@ struct MessageRaceTests {
                     #expect(stored[answer.text] == nil, "seed \(seed): \(answer.text) refused but stored")
                 }
             }
+            // Each answer is the message as the list shows it, to the byte.
+            let listed = try await first.call("GET", "/v1/interactions/\(id)/messages?limit=100", token: who.agent)
+            let items = try #require(try JSONSerialization.jsonObject(with: Data(listed.body)) as? [String: Any])["items"]
+            var compared = 0
+            for item in try #require(items as? [[String: Any]]) {
+                let message = try JSON.decode(InteractionMessage.self, from: Array(try JSONSerialization.data(withJSONObject: item)))
+                guard let answer = answers.first(where: { $0.status == 201 && $0.seq == Int(message.seq) && $0.text == message.text })
+                else { continue }
+                #expect(answer.body == (try JSON.encode(message)), "seed \(seed): \(message.text)")
+                compared += 1
+            }
+            #expect(compared == answers.filter { $0.status == 201 && $0.text.contains(" \(n).") }.count, "seed \(seed)")
             let counters = try await database.query("""
                 SELECT customer_messages, agent_messages, inbox_preview->>'id' AS preview,
                        (SELECT count(*) FROM interaction_events e WHERE e.interaction_id = i.id AND e.kind = 'message'

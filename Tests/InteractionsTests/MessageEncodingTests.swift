@@ -1,0 +1,48 @@
+import Foundation
+import HTTPServer
+import Testing
+import TestSupport
+@testable import Interactions
+
+/// A message POST's answer and its event's payload are written straight into bytes: they must be what the encoders
+/// they replace wrote — the answer byte for byte what `JSON.encode` gives, the payload the same JSON document
+/// `JSONSerialization` gave (the log stores it as `jsonb`, so only its value matters).
+@Suite("Message encoding", .timeLimit(.minutes(5)))
+struct MessageEncodingTests {
+    static let pieces = ["a", "é", "\n", "\"", "\\", "/", "\u{0}", "\u{1F}", "\u{2028}", "😀", "text ", "<b>"]
+
+    static func text(_ random: inout SplitMix64, upTo count: Int) -> String {
+        (0 ..< Int.random(in: 0 ... count, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func theAnswerIsWhatTheEncoderWrites(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 500 {
+            let micros = Int64.random(in: 0 ... 4_000_000_000_000_000, using: &random)
+            let redacted: Bool? = [nil, true, false].randomElement(using: &random)!
+            let message = InteractionMessage(
+                seq: Int64.random(in: 1 ... Int64.max, using: &random), id: UUID().lowercased,
+                senderID: Self.text(&random, upTo: 6), senderRole: Bool.random(using: &random) ? "agent" : "customer",
+                text: Self.text(&random, upTo: 30), createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000),
+                attachments: nil, redacted: redacted)
+            #expect(try message.encodedJSON == JSON.encode(message), "seed \(seed): \(message)")
+        }
+    }
+
+    @Test(arguments: [UInt64(4), 5])
+    func thePayloadIsTheDocumentJSONSerializationWrote(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 500 {
+            var payload: [String: String?] = [:]
+            for _ in 0 ..< Int.random(in: 0 ... 6, using: &random) {
+                payload[Self.text(&random, upTo: 3)] = Bool.random(using: &random) ? Self.text(&random, upTo: 10) : nil
+            }
+            let written = InteractionStore.payloadJSON(payload)
+            let expected = try JSONSerialization.data(withJSONObject: payload.mapValues { $0 ?? NSNull() as Any },
+                                                      options: [.sortedKeys])
+            #expect(try JSONSerialization.jsonObject(with: Data(written.utf8)) as? NSDictionary
+                == JSONSerialization.jsonObject(with: expected) as? NSDictionary, "seed \(seed): \(written)")
+        }
+    }
+}
