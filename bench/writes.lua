@@ -1,4 +1,5 @@
--- wrk: message POSTs spread over the interactions listed in $WRITES_IDS (one id a line), as $WRITES_TOKEN; with
+-- wrk: message POSTs spread over the interactions listed in $WRITES_IDS (one id a line), as $WRITES_TOKEN, to
+-- $WRITES_PATH{id}/messages (default /v1/interactions/: FastAPI's reference takes /interactions/); with
 -- WRITES_IDEMPOTENT=1 each carries an Idempotency-Key never used before (the run's start time, the thread's number
 -- and a counter: a key used again would be answered from its stored response, which is not what is measured).
 local threads = 0
@@ -12,6 +13,7 @@ local ids = {}
 for line in io.lines(os.getenv("WRITES_IDS")) do ids[#ids + 1] = line end
 local token = os.getenv("WRITES_TOKEN")
 local idempotent = os.getenv("WRITES_IDEMPOTENT") == "1"
+local path = os.getenv("WRITES_PATH") or "/v1/interactions/"
 local counter = 0
 
 request = function()
@@ -19,5 +21,5 @@ request = function()
     local headers = { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" }
     if idempotent then headers["Idempotency-Key"] = tag .. "-" .. counter end
     local id = ids[(counter % #ids) + 1]
-    return wrk.format("POST", "/v1/interactions/" .. id .. "/messages", headers, '{"text":"a message of the bench"}')
+    return wrk.format("POST", path .. id .. "/messages", headers, '{"text":"a message of the bench"}')
 end

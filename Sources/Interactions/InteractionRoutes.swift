@@ -191,9 +191,8 @@ public struct InteractionRoutes: Sendable {
     @Sendable func typing(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(TypingBody.self)
-        try await pool.withTransaction { [store] connection in
-            try await store.lock(id, for: principal, allowing: .typing, on: connection)
-            try await store.announceTyping(body.typing, by: principal, in: id, on: connection)
+        try await pool.withConnection { [store] connection in
+            try await store.announceTypingAlone(body.typing, by: principal, in: id, on: connection)
         }
         return try .json(["typing": body.typing], status: 202)
     }

@@ -83,3 +83,35 @@ extension InteractionStore {
         FROM (SELECT 1) AS one LEFT JOIN appended a ON true
         """)
 }
+
+extension InteractionStore {
+    /// Tells every replica's subscribers of `id` that `principal` started or stopped typing, in one statement that
+    /// is its own transaction: the interaction's row is locked (waiting for a writer holding it, then seen as that
+    /// writer left it) and the notice sent only while it is `started`, so no typing follows its end — what
+    /// ``lock(_:for:allowing:on:)`` then a notice in a transaction kept, in one round trip instead of four.
+    /// `connection` must not be in a transaction.
+    public func announceTypingAlone(_ isTyping: Bool, by principal: Principal, in id: UUID,
+                                    on connection: PostgresConnection) async throws {
+        let notice = InteractionNotice.typing(id, isTyping: isTyping, role: principal.role?.rawValue ?? "-",
+                                              user: principal.userID ?? "")
+        let rows = try await connection.query(InteractionStore.typingAloneStatement, [
+            id, principal.tenantID, InteractionStore.customerScope(principal), notice.payload,
+        ])
+        guard let text = try rows.first?.decode("state", as: String.self) else { throw InteractionError.notFound(id) }
+        _ = try (InteractionState(rawValue: text) ?? .failed).allowing(.typing, on: id)
+    }
+
+    /// Locks interaction `$1` of tenant `$2` (of customer `$3` when not null) and sends notice `$4` if it is
+    /// `started`; answers its state (no row: no such interaction for this caller).
+    static let typingAloneStatement = PreparedStatement("""
+        WITH target AS (
+            SELECT state FROM interactions
+            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
+            FOR UPDATE
+        )
+        SELECT state, CASE WHEN state = '\(InteractionState.started.rawValue)'
+                           THEN pg_notify('\(InteractionStore.channel)', $4) END AS notified
+        FROM target
+        """)
+}
+

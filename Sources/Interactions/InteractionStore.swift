@@ -319,12 +319,6 @@ public struct InteractionStore: Sendable {
         try await announce(.stored(id, seq: lastSeq), on: connection)
     }
 
-    /// Tells every replica's subscribers of `id` that `principal` started or stopped typing (not stored).
-    func announceTyping(_ isTyping: Bool, by principal: Principal, in id: UUID, on connection: PostgresConnection) async throws {
-        try await announce(.typing(id, isTyping: isTyping, role: principal.role?.rawValue ?? "-", user: principal.userID ?? ""),
-                           on: connection)
-    }
-
     /// Sends `notice` on the channel; delivered when the connection's transaction commits.
     func announce(_ notice: InteractionNotice, on connection: PostgresConnection) async throws {
         try await connection.notify(channel: InteractionStore.channel, payload: notice.payload)
