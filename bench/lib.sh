@@ -345,3 +345,12 @@ bench_commit() { git -C "$BENCH_ROOT" rev-parse --short HEAD 2>/dev/null || echo
 bench_date() { date -u '+%Y-%m-%d %H:%M UTC'; }
 bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
 bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }
+
+# bench_webhook_drain: waits until no webhook message is pending in DATABASE_URL (at most 300 s).
+bench_webhook_drain() {
+    local deadline=$((SECONDS + 300))
+    while [ "$(psql "$DATABASE_URL" -Atqc "SELECT count(*) FROM webhook_messages WHERE status = 'pending'")" != 0 ]; do
+        [ "$SECONDS" -lt "$deadline" ] || bench_die "the webhook outbox did not drain within 300 s"
+        sleep 0.2
+    done
+}

@@ -44,14 +44,6 @@ for t in without with; do
     [ "$t" = with ] && post /v1/webhooks/endpoints "$key" \
         "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"message.created\"]}" >/dev/null
 done
-pending() { psql "$DATABASE_URL" -Atqc "SELECT count(*) FROM webhook_messages WHERE status = 'pending'"; }
-drain() {
-    local deadline=$((SECONDS + 300))
-    while [ "$(pending)" != 0 ]; do
-        [ "$SECONDS" -lt "$deadline" ] || bench_die "the outbox did not drain within 300 s"
-        sleep 0.2
-    done
-}
 script="$BENCH_OUT/raw/webhooks-post.lua"
 cat >"$script" <<'LUA'
 local ids = {}
@@ -69,7 +61,7 @@ run_posts() { # TENANT SECONDS OUT
         -d"${2}s" --latency -s "$script" "$base" >"$3" 2>&1 || { cat "$3" >&2; bench_die "wrk failed"; }
 }
 for t in without with; do run_posts "$t" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/webhooks-$t-warmup.txt"; done
-drain
+bench_webhook_drain
 declare -A RPS P50 P99 NON2XX
 # CPU per POST by party, over each round and the drain after it (the deliveries a "with" round leaves behind count).
 PARTIES=(switchboard postgres mhd-baseline)
@@ -83,7 +75,7 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
         RPS[$t:$r]=$rps P50[$t:$r]=$p50 P99[$t:$r]=$p99 NON2XX[$t:$r]=$non2xx
         bench_log "round $r/$BENCH_ROUNDS  $(printf '%-16s %8s req/s  p50 %s ms  p99 %s ms' "$t webhooks" "$rps" "$p50" "$p99")"
-        drain
+        bench_webhook_drain
         read -r -a after < <(cpu_readings)
         for i in "${!PARTIES[@]}"; do
             CPU[$t:${PARTIES[$i]}]=$(( ${CPU[$t:${PARTIES[$i]}]:-0} + ${after[$i]} - ${before[$i]} ))
@@ -115,7 +107,7 @@ BEGIN
 END \$\$;
 SQL
 committed=$(date +%s.%N)
-drain
+bench_webhook_drain
 done_at=$(date +%s.%N)
 received=$(( $(curl -sf "http://127.0.0.1:$hook_port/count") - received_before ))
 per_second=$(python3 -c "print(round($BURST / ($done_at - $committed)))")

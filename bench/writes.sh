@@ -91,14 +91,6 @@ children_cpu_ms() {
     awk -v tick="$(getconf CLK_TCK)" '{ line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
         printf "%d\n", (f[14] + f[15]) * 1000 / tick }' "/proc/$$/stat"
 }
-pending() { psql "$DATABASE_URL" -Atqc "SELECT count(*) FROM webhook_messages WHERE status = 'pending'"; }
-drain() {
-    local deadline=$((SECONDS + 300))
-    while [ "$(pending)" != 0 ]; do
-        [ "$SECONDS" -lt "$deadline" ] || bench_die "the webhook outbox did not drain within 300 s"
-        sleep 0.2
-    done
-}
 
 rows=() summary=()
 declare -A RPS SB PG
@@ -128,7 +120,7 @@ measure() {
         esac
         WRITES_IDS=$list WRITES_TOKEN=$token WRITES_IDEMPOTENT=$idempotent WRITES_PATH=$path \
             bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes.lua" "$base" >"$raw" 2>&1
-        [ "$kind" = sb-hook ] && drain
+        [ "$kind" = sb-hook ] && bench_webhook_drain
         requests=$(awk '/requests in/ { print $1 }' "$raw")
         rps=$(awk '/Requests\/sec/ { printf "%d", $2 }' "$raw")
         p50=$(awk '$1 == "50%" { print $2 }' "$raw") p99=$(awk '$1 == "99%" { print $2 }' "$raw")
