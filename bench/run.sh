@@ -5,7 +5,8 @@
 #   bench/run.sh http       only the named ones; each is bench/NAME.sh and writes bench/out/NAME.md
 #
 # Builds the raw-C libmicrohttpd baseline, checks the Switchboard release binary is there, runs each
-# benchmark and gathers their markdown snippets into bench/out/latest.md.
+# benchmark and gathers their markdown snippets into bench/out/latest.md, after one table of every benchmark's verdicts
+# against its goals (also bench/out/goals.md).
 # Settings are environment variables: see bench/README.md and the head of each bench/NAME.sh.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -36,11 +37,33 @@ for b in "${benches[@]}"; do
     bench_run bash "$BENCH_DIR/$b.sh" || { rcs[$b]=$?; status=${rcs[$b]}; bench_log "$b exited with status ${rcs[$b]}"; }
 done
 
+# Every benchmark's verdict lines (`**PASS**: what`, `FAIL: what`), one row each: the goals in one table.
+goals="$BENCH_OUT/goals.md"
+{
+    echo "## Goals"
+    echo
+    echo "| benchmark | verdict | goal and what was measured |"
+    echo "| --- | --- | --- |"
+    for b in "${benches[@]}"; do
+        if [ ! -f "$BENCH_OUT/$b.md" ]; then
+            echo "| $b | did not complete | status ${rcs[$b]} |"
+        elif grep -qE '^(\*\*)?(PASS|FAIL)(\*\*)?(:|$)' "$BENCH_OUT/$b.md"; then
+            grep -E '^(\*\*)?(PASS|FAIL)(\*\*)?(:|$)' "$BENCH_OUT/$b.md" | sed 's/|/\\|/g' \
+                | sed -E 's/^(\*\*)?(PASS|FAIL)(\*\*)?:? ?/| '"$b"' | \2 | /; s/$/ |/'
+        else
+            echo "| $b | — | no verdict of its own: see its table below |"
+        fi
+    done
+} >"$goals"
+cat "$goals" >&2
+
 latest="$BENCH_OUT/latest.md"
 {
     echo "# Switchboard benchmarks"
     echo
     echo "$(bench_date), commit \`$(bench_commit)\`"
+    echo
+    cat "$goals"
     for b in "${benches[@]}"; do
         echo
         if [ -f "$BENCH_OUT/$b.md" ]; then

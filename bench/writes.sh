@@ -92,7 +92,7 @@ children_cpu_ms() {
         printf "%d\n", (f[14] + f[15]) * 1000 / tick }' "/proc/$$/stat"
 }
 
-rows=() summary=()
+rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=()
 declare -A RPS SB PG
 # measure LABEL KEY KIND: one run of KIND (sb, sb-key, sb-hook, pgbench, fastapi); appends its row, keeps its figures.
 measure() {
@@ -161,8 +161,23 @@ for commit in on off; do
         line+="${SB[$plain]} | $(bench_ratio "${SB[$commit-$r-key]}" "${SB[$plain]}") | "
         line+="$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] )) |"
         summary+=("$line")
+        if [ "$commit" = off ]; then
+            pg_ratios+=("$(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-pgbench]}")") cpus+=("${SB[$plain]}")
+            key_ratios+=("$(bench_ratio "${SB[$commit-$r-key]}" "${SB[$plain]}")")
+            hook_extras+=("$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] ))")
+        fi
     done
 done
+# The goals, judged on the median round with synchronous_commit off (the software's cost, not the disk's).
+verdict() { if bench_ge "$2" "$3"; then echo "**PASS**: $1"; else echo "**FAIL**: $1"; fi; }
+pg_ratio=$(bench_median "${pg_ratios[@]}") cpu=$(bench_median "${cpus[@]}")
+key_ratio=$(bench_median "${key_ratios[@]}") hook_extra=$(bench_median "${hook_extras[@]}")
+verdicts=(
+    "$(verdict "message POST/s ÷ pgbench running the transaction = $pg_ratio (goal ≥ 1.0; rounds ${pg_ratios[*]})" "$pg_ratio" 1.0)"
+    "$(verdict "Switchboard CPU per POST = $cpu µs (goal ≤ 150; rounds ${cpus[*]})" 150 "$cpu")"
+    "$(verdict "CPU of a POST with an Idempotency-Key ÷ plain = $key_ratio (goal ≤ 1.3; rounds ${key_ratios[*]})" 1.3 "$key_ratio")"
+    "$(verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
+)
 psql "$DATABASE_URL" -q -c "ALTER DATABASE \"$database\" RESET synchronous_commit" -c "DROP TABLE bench_targets"
 out="$BENCH_OUT/writes.md"
 {
@@ -183,5 +198,9 @@ out="$BENCH_OUT/writes.md"
     echo "| synchronous_commit | round | POST/s ÷ pgbench | POST/s ÷ FastAPI | Switchboard µs/POST | Idempotency-Key CPU ÷ plain | webhook: extra µs (all processes) |"
     echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     printf '%s\n' "${summary[@]}"
+    echo
+    echo "With \`synchronous_commit = off\`, the median round:"
+    echo
+    printf '%s\n\n' "${verdicts[@]}"
 } >"$out"
 cat "$out" >&2
