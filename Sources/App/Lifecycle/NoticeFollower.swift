@@ -38,6 +38,19 @@ struct NoticeFollower: Service {
         let tokens = services.tokens
         let logger = logger
         let listener = listener
+        // After a reconnect, live streams' sessions are checked in one query, for revocations whose notices were
+        // missed while the listener was away.
+        let endMissedRevocations: @Sendable () async -> Void = {
+            do {
+                let live = Array(Set(interactions.sessionsWithStreams + inbox.sessionsWithStreams))
+                for session in try await accounts.endedSessions(among: live) {
+                    interactions.endStreams(ofSession: session)
+                    inbox.endStreams(ofSession: session)
+                }
+            } catch {
+                logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])
+            }
+        }
         await withDiscardingTaskGroup { group in
             group.addTask {
                 try? await gracefulShutdown()
@@ -49,12 +62,14 @@ struct NoticeFollower: Service {
                     inbox.noticed(notices)
                     await interactions.handle(notices: notices)
                 }, afterReconnect: {
+                    // Revocations missed meanwhile end their streams first: the catch-up must not hand a revoked
+                    // session what was written while the listener was away.
+                    await endMissedRevocations()
                     inbox.noticed()
                     await interactions.catchUp()
                 })
             }
-            // A revoked session's streams end on every replica; after a reconnect, live streams' sessions are
-            // checked in one query, for revocations whose notices were missed.
+            // A revoked session's streams end on every replica, and after a reconnect those of revocations missed.
             group.addTask {
                 await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
                     guard let session = UUID(uuidString: payload) else { return }
@@ -63,17 +78,7 @@ struct NoticeFollower: Service {
                     // The revoked token may sit in this replica's cache: drop it (the cache knows tokens, not
                     // sessions, so all of it), and REST calls with it are refused now rather than within 5 s.
                     await tokens.forgetAll()
-                }, afterReconnect: {
-                    do {
-                        let live = Array(Set(interactions.sessionsWithStreams + inbox.sessionsWithStreams))
-                        for session in try await accounts.endedSessions(among: live) {
-                            interactions.endStreams(ofSession: session)
-                            inbox.endStreams(ofSession: session)
-                        }
-                    } catch {
-                        logger.warning("cannot check live streams' sessions", ["error": String(describing: error)])
-                    }
-                })
+                }, afterReconnect: endMissedRevocations)
             }
         }
     }

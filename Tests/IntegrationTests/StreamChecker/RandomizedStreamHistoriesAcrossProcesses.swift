@@ -482,7 +482,7 @@ struct StreamCheckRun: Sendable {
 
     private func readLogs() async throws -> [String: [LoggedEvent]] {
         let rows = try await database.query("""
-            SELECT interaction_id::text AS interaction, seq, kind, payload::text AS payload
+            SELECT interaction_id::text AS interaction, seq, kind, payload::text AS payload, created_at
             FROM interaction_events ORDER BY interaction_id, seq
             """)
         var logs: [String: [LoggedEvent]] = [:]
@@ -491,7 +491,7 @@ struct StreamCheckRun: Sendable {
             let strings = payload.compactMapValues { $0 as? String }
             logs[try row.decode("interaction", as: String.self), default: []]
                 .append(LoggedEvent(seq: try row.decode("seq"), kind: try row.decode("kind"), payload: strings,
-                                    redacted: payload["redacted"] as? Bool == true))
+                                    redacted: payload["redacted"] as? Bool == true, createdAt: try row.decode("created_at")))
         }
         return logs
     }
