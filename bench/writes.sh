@@ -122,9 +122,8 @@ measure() {
             bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes.lua" "$base" >"$raw" 2>&1
         [ "$kind" = sb-hook ] && bench_webhook_drain
         requests=$(awk '/requests in/ { print $1 }' "$raw")
-        rps=$(awk '/Requests\/sec/ { printf "%d", $2 }' "$raw")
-        p50=$(awk '$1 == "50%" { print $2 }' "$raw") p99=$(awk '$1 == "99%" { print $2 }' "$raw")
-        errors=$(awk '/Non-2xx/ { print $NF }' "$raw")
+        read -r rps p50 p99 errors _ < <(bench_parse_wrk "$raw")
+        p50=${p50}ms p99=${p99}ms
     fi
     [ "${requests:-0}" -gt 0 ] || bench_die "no request completed ($label): $(cat "$raw")"
     local cpu_after

@@ -16,11 +16,10 @@ public struct IdempotentWrites: Sendable {
     /// Runs `body` in a transaction, recording or replaying its response under the request's key.
     public func run(_ request: Request, _ principal: Principal,
                     _ body: @escaping @Sendable (PostgresConnection) async throws -> Response) async throws -> Response {
-        guard let key = try IdempotentWrites.key(of: request) else {
+        guard let recording = try IdempotentWrites.key(of: request, principal) else {
             return try await pool.withTransaction { connection in try await body(connection) }
         }
-        let scope = Key(tenantID: principal.tenantID, owner: principal.owner, key: key,
-                        fingerprint: Array("\(request.method) \(request.path)\n".utf8) + request.body).scope
+        let (scope, key) = (recording.scope, recording.key)
         return try await pool.withTransaction { connection in
             // A concurrent request with the same key waits here until the first commits or rolls back.
             let inserted = try await connection.query("""

@@ -85,11 +85,11 @@ public struct InteractionStore: Sendable {
     static func payloadJSON(_ payload: [String: String?]) -> String {
         var json = JSONBytes(capacity: payload.reduce(2) { $0 + $1.key.utf8.count + ($1.value?.utf8.count ?? 4) + 8 })
         json.raw("{")
-        for (index, key) in payload.keys.sorted().enumerated() {
+        for (index, field) in payload.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { json.raw(",") }
-            json.string(key)
+            json.string(field.key)
             json.raw(":")
-            if let value = payload[key] ?? nil { json.string(value) } else { json.raw("null") }
+            if let value = field.value { json.string(value) } else { json.raw("null") }
         }
         json.raw("}")
         return String(decoding: json.bytes, as: UTF8.self)

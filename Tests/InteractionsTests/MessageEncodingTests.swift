@@ -20,13 +20,17 @@ struct MessageEncodingTests {
         var random = SplitMix64(seed: seed)
         for _ in 0 ..< 500 {
             let micros = Int64.random(in: 0 ... 4_000_000_000_000_000, using: &random)
-            let redacted: Bool? = [nil, true, false].randomElement(using: &random)!
             let message = InteractionMessage(
                 seq: Int64.random(in: 1 ... Int64.max, using: &random), id: UUID().lowercased,
                 senderID: Self.text(&random, upTo: 6), senderRole: Bool.random(using: &random) ? "agent" : "customer",
                 text: Self.text(&random, upTo: 30), createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000),
-                attachments: nil, redacted: redacted)
-            #expect(try message.encodedJSON == JSON.encode(message), "seed \(seed): \(message)")
+                attachments: nil)
+            // Assembled as the message statement assembles it, with the time in the form its `to_char` writes.
+            let pieces = InteractionMessage.answerPieces(id: message.id, senderID: message.senderID,
+                                                         senderRole: message.senderRole, text: message.text)
+            let answer = InteractionMessage.answerHead + RFC3339.string(microsecondsSince1970: micros) + pieces.middle
+                + String(message.seq) + pieces.tail
+            #expect(Array(answer.utf8) == (try JSON.encode(message)), "seed \(seed): \(message)")
         }
     }
 

@@ -69,7 +69,8 @@ struct NoticeFollower: Service {
                     await interactions.catchUp()
                 })
             }
-            // A revoked session's streams end on every replica, and after a reconnect those of revocations missed.
+            // A revoked session's streams end on every replica. (Revocations missed while the listener was away are
+            // found by the interactions' follower after a reconnect, before its catch-up.)
             group.addTask {
                 await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
                     guard let session = UUID(uuidString: payload) else { return }
@@ -78,7 +79,7 @@ struct NoticeFollower: Service {
                     // The revoked token may sit in this replica's cache: drop it (the cache knows tokens, not
                     // sessions, so all of it), and REST calls with it are refused now rather than within 5 s.
                     await tokens.forgetAll()
-                }, afterReconnect: endMissedRevocations)
+                })
             }
         }
     }
@@ -130,17 +131,11 @@ struct NoticeFollower: Service {
         }
     }
 
-    /// Hands each notice on `channel` to `apply`, in order, and runs `afterReconnect` when the listener had to
-    /// reconnect (notices may have been missed meanwhile).
+    /// Hands each notice on `channel` to `apply`, in order.
     private static func follow(_ events: AsyncStream<ListenerEvent>, channel: String,
-                               apply: @Sendable (String) async -> Void,
-                               afterReconnect: @Sendable () async -> Void) async {
+                               apply: @Sendable (String) async -> Void) async {
         for await event in events {
-            switch event {
-            case .notification(let notice) where notice.channel == channel: await apply(notice.payload)
-            case .reconnected: await afterReconnect()
-            default: break
-            }
+            if case .notification(let notice) = event, notice.channel == channel { await apply(notice.payload) }
         }
     }
 }
