@@ -126,6 +126,7 @@ public final class WebhookDelivery: Service {
     /// waits for a wakeup or the poll interval, until the scheduler says stop or the task is cancelled.
     private func claimLoop(group: inout DiscardingTaskGroup) async {
         var action = schedule { $0.loopReady(at: .now) }
+        var pivot = QueueKey.first // where the next claim starts its walk over the queues
         while !Task.isCancelled {
             switch action {
             case .stop:
@@ -137,7 +138,8 @@ public final class WebhookDelivery: Service {
             case .claim(let limit, let lease):
                 let token = UUID()
                 do {
-                    let claimed = try await outbox.claim(limit: limit, lease: lease, token: token)
+                    let claimed = try await outbox.claim(limit: limit, lease: lease, token: token, after: pivot)
+                    pivot = QueueKey.pivot(after: pivot, claimed: claimed.map(\.queue))
                     action = schedule { $0.claimed(claimed.count, at: .now) }
                     for message in claimed {
                         group.addTask { [self] in

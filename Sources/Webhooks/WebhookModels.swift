@@ -119,4 +119,7 @@ struct ClaimedMessage: Sendable {
     let url: String
     let secrets: [WebhookSecret]
     let createdAt: Date
+
+    /// The queue the message heads.
+    var queue: QueueKey { QueueKey(endpointID: endpointID, interactionID: interactionID) }
 }

@@ -16,33 +16,58 @@ import Postgres
 struct WebhookOutbox: Sendable {
     let pool: PostgresPool
 
-    /// Leases up to `$1` due messages that head their queues, for `$2` milliseconds, under token `$3` (prepared: its
+    /// Leases up to `$1` due messages that head their queues, for `$2` milliseconds, under token `$3`, walking the
+    /// queues in key order from just after the queue (`$4`, `$5`) and wrapping round to the first (prepared: its
     /// planning costs several times its execution, and every wakeup runs it).
+    ///
+    /// The walk stops as soon as it has `$1` messages: Postgres produces a recursive query's rows only as they are
+    /// asked for, and nothing here sorts them. So a claim probes about as many queues as it takes messages, plus those
+    /// whose head is in flight or not due yet, instead of every queue with something pending (which made a claim cost
+    /// as much as there were busy interactions, and was most of a delivery's cost in Postgres). Each worker starts its
+    /// next walk after the last queue it took from, so under a backlog every queue gets its turn.
     static let claimStatement = PreparedStatement("""
-        WITH RECURSIVE heads AS (
-            (SELECT endpoint_id, interaction_id, event_seq FROM webhook_messages
-             WHERE status = 'pending' ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
+        WITH RECURSIVE after_pivot AS (
+            (SELECT id, endpoint_id, interaction_id, next_attempt_at, lease_until FROM webhook_messages
+             WHERE status = 'pending' AND (endpoint_id, interaction_id) > ($4::uuid, $5::uuid)
+             ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
             UNION ALL
-            SELECT next.* FROM heads h, LATERAL (
-                SELECT w.endpoint_id, w.interaction_id, w.event_seq FROM webhook_messages w
+            SELECT next.* FROM after_pivot h, LATERAL (
+                SELECT w.id, w.endpoint_id, w.interaction_id, w.next_attempt_at, w.lease_until FROM webhook_messages w
                 WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
                 ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
+        ), up_to_pivot AS (
+            (SELECT id, endpoint_id, interaction_id, next_attempt_at, lease_until FROM webhook_messages
+             WHERE status = 'pending' ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
+            UNION ALL
+            SELECT next.* FROM up_to_pivot h, LATERAL (
+                SELECT w.id, w.endpoint_id, w.interaction_id, w.next_attempt_at, w.lease_until FROM webhook_messages w
+                WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
+                  AND (h.endpoint_id, h.interaction_id) < ($4::uuid, $5::uuid)
+                ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
+        ), heads AS (
+            SELECT * FROM after_pivot
+            UNION ALL
+            SELECT * FROM up_to_pivot WHERE (endpoint_id, interaction_id) <= ($4::uuid, $5::uuid)
         ), due AS (
-            SELECT m.id FROM heads h
-            JOIN webhook_messages m ON m.endpoint_id = h.endpoint_id AND m.interaction_id = h.interaction_id
-                                   AND m.event_seq = h.event_seq
-            JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.disabled_at IS NULL
-            WHERE m.status = 'pending' AND m.next_attempt_at <= now()
-              AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
-            ORDER BY m.next_attempt_at, m.event_seq
+            -- The head's columns as the walk read them skip what is plainly not claimable without a second probe;
+            -- the same tests on `m` are what count: they are checked again on the row as it is once locked. The
+            -- lock is taken in a lateral subquery so that each head is looked up as the walk yields it (a join
+            -- could be planned as a hash of every head, which walks every queue before taking any).
+            SELECT locked.id FROM heads h, LATERAL (
+                SELECT m.id FROM webhook_messages m
+                WHERE m.id = h.id AND m.status = 'pending' AND m.next_attempt_at <= now()
+                  AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
+                  AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL)
+                FOR UPDATE OF m SKIP LOCKED) locked
+            WHERE h.next_attempt_at <= now() AND (h.lease_until IS NULL OR h.lease_until < clock_timestamp())
             LIMIT $1
-            FOR UPDATE OF m SKIP LOCKED
         )
         UPDATE webhook_messages m
         SET lease_until = clock_timestamp() + $2::bigint * interval '1 millisecond', lease_token = $3::uuid,
             attempts = m.attempts + 1
-        FROM due, webhook_endpoints e
-        WHERE m.id = due.id AND e.id = m.endpoint_id
+        FROM webhook_endpoints e
+        -- A probe of the primary key per message claimed (joined to `due`, it was planned as a scan of the outbox).
+        WHERE m.id = ANY (ARRAY(SELECT id FROM due)) AND e.id = m.endpoint_id
         RETURNING m.id, m.endpoint_id, m.interaction_id, m.event_seq, m.event_type, m.body, m.attempts, m.created_at, e.url, e.secret,
                   CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
         """)
@@ -98,11 +123,13 @@ struct WebhookOutbox: Sendable {
               AND x.status = 'pending' AND x.next_attempt_at <> 'infinity')
         """)
 
-    /// Claims up to `limit` due messages for `lease`, under claim `token`.
-    func claim(limit: Int, lease: Duration, token: UUID) async throws -> [ClaimedMessage] {
+    /// Claims up to `limit` due messages for `lease`, under claim `token`, looking first at the queues after
+    /// `pivot` (see ``QueueKey/pivot(after:claimed:)``).
+    func claim(limit: Int, lease: Duration, token: UUID, after pivot: QueueKey = .first) async throws -> [ClaimedMessage] {
         let milliseconds = lease.wholeMilliseconds
         let rows = try await pool.withConnection { connection in
-            try await connection.query(WebhookOutbox.claimStatement, [limit, milliseconds, token])
+            try await connection.query(WebhookOutbox.claimStatement,
+                                       [limit, milliseconds, token, pivot.endpointID, pivot.interactionID])
         }
         return try rows.map { row in
             let secrets = [try row.decode("secret", as: String.self), try row.decode("previous_secret", as: String?.self)]

@@ -46,8 +46,9 @@ struct WebhookOutboxPlanTests {
                 let record = try await queryPlan(of: WebhookOutbox.recordStatement.sql, types: "jsonb",
                                                  arguments: [batch], on: connection)
                 #expect(!record.contains("Seq Scan"), "\(mode): the attempt record scans a table:\n\(record)")
-                let claim = try await queryPlan(of: WebhookOutbox.claimStatement.sql, types: "int, bigint, uuid",
-                                                arguments: ["16", "60000", UUID().uuidString], on: connection)
+                let claim = try await queryPlan(of: WebhookOutbox.claimStatement.sql, types: "int, bigint, uuid, uuid, uuid",
+                                                arguments: ["16", "60000", UUID().uuidString, UUID().uuidString,
+                                                            UUID().uuidString], on: connection)
                 #expect(!claim.contains("Seq Scan on webhook_messages"), "\(mode): the claim scans the outbox:\n\(claim)")
             }
         }
