@@ -78,23 +78,33 @@ struct WebhookOutbox: Sendable {
     /// so a plan made while the outbox was small stays right once it is large.
     static let recordStatement = PreparedStatement("""
         WITH input AS (
-            SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(message_id uuid, endpoint_id uuid, attempt int,
+            SELECT *, outcome = 'delivered' AND attempt = 1 AS first_delivered
+            FROM jsonb_to_recordset($1::jsonb) AS t(attempt_id uuid, message_id uuid, endpoint_id uuid, attempt int,
                 outcome text, response_status int, latency_ms int, error text, attempted_at timestamptz,
                 token uuid, status text, retry_in float8, interaction_id uuid, event_seq bigint)
-        ), attempt AS (
-            INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at)
-            SELECT message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at FROM input
         ), moved AS (
             UPDATE webhook_messages m SET status = i.status, lease_until = NULL, lease_token = NULL, last_error = i.error,
                 next_attempt_at = CASE WHEN i.status = 'pending' THEN now() + i.retry_in * interval '1 second'
                                        ELSE m.next_attempt_at END,
-                finished_at = CASE WHEN i.status = 'pending' THEN NULL ELSE now() END
+                finished_at = CASE WHEN i.status = 'pending' THEN NULL ELSE now() END,
+                -- A first attempt that delivered stays in the row (migration 406); any other goes to the log.
+                first_attempt_id = CASE WHEN i.first_delivered THEN i.attempt_id END,
+                first_attempted_at = CASE WHEN i.first_delivered THEN i.attempted_at END,
+                first_response_status = CASE WHEN i.first_delivered THEN i.response_status END,
+                first_latency_ms = CASE WHEN i.first_delivered THEN i.latency_ms END
             FROM input i
             -- The array of ids makes this a probe of the primary key per message: joined to the input alone, whose
             -- size the planner cannot see (it assumes 100 rows), it chose a scan of the whole outbox, and every
             -- record cost as much as the outbox was long.
             WHERE m.id = ANY (ARRAY(SELECT message_id FROM input)) AND m.id = i.message_id AND m.lease_token = i.token
-            RETURNING i.endpoint_id, i.interaction_id, i.event_seq, i.status, i.retry_in
+            RETURNING i.message_id, i.first_delivered, i.endpoint_id, i.interaction_id, i.event_seq, i.status, i.retry_in
+        ), attempt AS (
+            -- Every attempt not kept in its row, including one whose claim had run out (its message not moved).
+            INSERT INTO webhook_attempts (id, message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error,
+                                          attempted_at)
+            SELECT attempt_id, message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at
+            FROM input i
+            WHERE NOT EXISTS (SELECT 1 FROM moved WHERE moved.message_id = i.message_id AND moved.first_delivered)
         ), rescheduled AS (
             UPDATE webhook_messages w SET next_attempt_at = CASE WHEN behind.status = 'pending'
                     THEN now() + behind.retry_in * interval '1 second' ELSE now() END
@@ -152,19 +162,6 @@ struct WebhookOutbox: Sendable {
         var disposition: AttemptPlan.Disposition
     }
 
-    /// One element of the batch handed to the statement as JSON (`jsonb_to_recordset`); an absent key reads as null.
-    private struct RecordRow: Encodable {
-        var messageID: UUID, endpointID: UUID, attempt: Int, outcome: String, responseStatus: Int?, latencyMS: Int
-        var error: String?, attemptedAt: String, token: UUID, status: String, retryIn: Double
-        var interactionID: UUID, eventSeq: Int64
-
-        enum CodingKeys: String, CodingKey {
-            case messageID = "message_id", endpointID = "endpoint_id", attempt, outcome, responseStatus = "response_status"
-            case latencyMS = "latency_ms", error, attemptedAt = "attempted_at", token, status, retryIn = "retry_in"
-            case interactionID = "interaction_id", eventSeq = "event_seq"
-        }
-    }
-
     /// Logs attempts and moves their messages on, if their claim tokens still hold them: delivered; due again after
     /// `retryIn` seconds; or given up (`retryIn` nil). One statement for the whole batch (atomic on its own).
     ///
@@ -178,17 +175,7 @@ struct WebhookOutbox: Sendable {
     @discardableResult
     func record(_ batch: [AttemptRecord]) async throws -> Int {
         guard !batch.isEmpty else { return 0 }
-        let rows = batch.map { record in
-            return RecordRow(messageID: record.message.id, endpointID: record.message.endpointID,
-                             attempt: record.message.attempt, outcome: record.result.outcome.rawValue,
-                             responseStatus: record.result.status,
-                             latencyMS: Int(record.result.latency.wholeMilliseconds),
-                             error: record.result.error, attemptedAt: RFC3339.string(from: record.startedAt),
-                             token: record.token, status: record.disposition.status,
-                             retryIn: record.disposition.retryIn ?? 0,
-                             interactionID: record.message.interactionID, eventSeq: record.message.eventSeq)
-        }
-        let input = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+        let input = String(decoding: WebhookOutbox.recordInput(batch), as: UTF8.self)
         let result = try await pool.withConnection { connection in
             try await connection.query(WebhookOutbox.recordStatement, [input])
         }
@@ -205,8 +192,14 @@ struct WebhookOutbox: Sendable {
             if check == .gone {
                 reason = "The endpoint answered 410 Gone at \(RFC3339.string(from: startedAt)); re-enable it to resume deliveries."
             } else {
+                // Delivered attempts are in the log, or, when first, in their messages' rows (migration 406).
                 let delivered = try await connection.query("""
-                    SELECT 1 FROM webhook_attempts WHERE endpoint_id = $1::uuid AND outcome = 'delivered' AND attempted_at >= $2 LIMIT 1
+                    (SELECT 1 FROM webhook_attempts
+                     WHERE endpoint_id = $1::uuid AND outcome = 'delivered' AND attempted_at >= $2 LIMIT 1)
+                    UNION ALL
+                    (SELECT 1 FROM webhook_messages
+                     WHERE endpoint_id = $1::uuid AND first_attempt_id IS NOT NULL AND first_attempted_at >= $2 LIMIT 1)
+                    LIMIT 1
                     """, [message.endpointID, message.createdAt])
                 if delivered.isEmpty {
                     reason = "Every delivery failed since \(RFC3339.string(from: message.createdAt)) (\(message.attempt) "

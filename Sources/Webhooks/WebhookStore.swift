@@ -150,13 +150,25 @@ public struct WebhookStore: Sendable {
             let owned = try await connection.query("SELECT 1 FROM webhook_endpoints WHERE id = $1::uuid AND tenant_id = $2::uuid",
                                                    [endpointID, tenantID])
             guard !owned.isEmpty else { return nil }
+            // The log's rows, and the first attempts that delivered, which their messages' rows keep (migration
+            // 406): each side a walk of its own index in the page's order, merged.
             return try await connection.query("""
-                SELECT a.id, a.message_id, m.event_type, a.attempt, a.outcome, a.response_status, a.latency_ms, a.error,
-                       a.attempted_at, (extract(epoch FROM a.attempted_at) * 1000000)::bigint AS micros
-                FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
-                WHERE a.endpoint_id = $1::uuid
-                  AND ($2::bigint IS NULL OR (a.attempted_at, a.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-                ORDER BY a.attempted_at DESC, a.id DESC LIMIT $4
+                SELECT *, (extract(epoch FROM attempted_at) * 1000000)::bigint AS micros FROM (
+                    (SELECT a.id, a.message_id, m.event_type, a.attempt, a.outcome, a.response_status, a.latency_ms,
+                            a.error, a.attempted_at
+                     FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
+                     WHERE a.endpoint_id = $1::uuid
+                       AND ($2::bigint IS NULL OR (a.attempted_at, a.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+                     ORDER BY a.attempted_at DESC, a.id DESC LIMIT $4)
+                    UNION ALL
+                    (SELECT m.first_attempt_id, m.id, m.event_type, 1, 'delivered', m.first_response_status,
+                            m.first_latency_ms, NULL, m.first_attempted_at
+                     FROM webhook_messages m
+                     WHERE m.endpoint_id = $1::uuid AND m.first_attempt_id IS NOT NULL
+                       AND ($2::bigint IS NULL OR (m.first_attempted_at, m.first_attempt_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+                     ORDER BY m.first_attempted_at DESC, m.first_attempt_id DESC LIMIT $4)
+                ) attempts
+                ORDER BY attempted_at DESC, id DESC LIMIT $4
                 """, [endpointID, cursor?.micros, cursor?.id, limit])
         }
         return try rows?.map { row in
@@ -173,12 +185,24 @@ public struct WebhookStore: Sendable {
     /// Returns when it is due, or nil when the tenant has no such message.
     func redeliver(_ id: UUID, tenantID: UUID) async throws -> Date? {
         let rows = try await pool.withConnection { connection in
+            // A first attempt kept in the row moves into the log, since the next first attempt may take its place.
             try await connection.query("""
+                WITH target AS (
+                    SELECT id FROM webhook_messages WHERE id = $1::uuid AND tenant_id = $2::uuid FOR UPDATE
+                ), kept AS (
+                    INSERT INTO webhook_attempts (id, message_id, endpoint_id, attempt, outcome, response_status,
+                                                  latency_ms, error, attempted_at)
+                    SELECT m.first_attempt_id, m.id, m.endpoint_id, 1, 'delivered', m.first_response_status,
+                           m.first_latency_ms, NULL, m.first_attempted_at
+                    FROM webhook_messages m JOIN target t ON t.id = m.id
+                    WHERE m.first_attempt_id IS NOT NULL
+                )
                 UPDATE webhook_messages m SET status = 'pending', attempts = 0, lease_until = NULL, lease_token = NULL,
-                    finished_at = NULL,
+                    finished_at = NULL, first_attempt_id = NULL, first_attempted_at = NULL,
+                    first_response_status = NULL, first_latency_ms = NULL,
                     next_attempt_at = CASE WHEN e.disabled_at IS NULL THEN now() ELSE 'infinity' END
-                FROM webhook_endpoints e
-                WHERE m.id = $1::uuid AND m.tenant_id = $2::uuid AND e.id = m.endpoint_id
+                FROM target t, webhook_endpoints e
+                WHERE m.id = t.id AND e.id = m.endpoint_id
                 RETURNING now() AS next_attempt_at
                 """, [id, tenantID])
         }
