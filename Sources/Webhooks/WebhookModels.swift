@@ -93,8 +93,20 @@ public struct WebhookAttempt: Sendable, Encodable, Equatable {
 public enum WebhookID {
     /// The `webhook-id` of message `id`.
     public static func text(_ id: UUID) -> String {
-        "msg_" + id.lowercased.replacingOccurrences(of: "-", with: "")
+        // Written digit by digit: `replacingOccurrences` went through NSString, 6 % of a delivery's CPU.
+        withUnsafeBytes(of: id.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                for (index, byte) in "msg_".utf8.enumerated() { out[index] = byte }
+                for (index, byte) in bytes.enumerated() {
+                    out[4 + 2 * index] = hexDigits[Int(byte >> 4)]
+                    out[5 + 2 * index] = hexDigits[Int(byte & 0x0F)]
+                }
+                return 36
+            }
+        }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The message id of a `webhook-id`; nil when it is not one.
     public static func message(_ text: String) -> UUID? {

@@ -92,7 +92,8 @@ enum WebhookPost {
         let outcome: AttemptResult.Outcome = (200 ..< 300).contains(status) ? .delivered : status == 410 ? .gone : .httpError
         return AttemptResult(outcome: outcome, status: status,
                              error: outcome == .delivered ? nil : "the endpoint answered \(status)",
-                             retryAfterSeconds: RetryAfter.seconds(retryAfter, now: Date()), latency: latency)
+                             retryAfterSeconds: outcome == .delivered ? nil : RetryAfter.seconds(retryAfter, now: Date()),
+                             latency: latency)
     }
 }
 

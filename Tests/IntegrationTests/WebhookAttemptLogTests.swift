@@ -39,6 +39,8 @@ struct WebhookAttemptLogTests {
             _ = try await scene.post("m\(n)", to: interactions[Int.random(in: 0 ..< 3, using: &generator)], as: scene.customer)
         }
         #expect(await eventually(timeout: .seconds(30)) { (try? await receiver.deliveries().count) ?? 0 >= count })
+        // An attempt is recorded after its answer: the receiver can hold a delivery whose record is on its way.
+        #expect(await eventually { ((try? await Self.allAttempts(scene, endpointID, limit: 100)) ?? []).count >= count })
         let delivered = try await receiver.deliveries()
 
         // Listed seven at a time: one attempt per delivery the receiver got, each once, newest first.

@@ -3,7 +3,7 @@ import Foundation
 extension UUID: PostgresDecodable {
     /// The `uuid` type's hyphenated text.
     public init(postgresText text: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
-        guard let uuid = UUID(uuidString: String(decoding: text, as: UTF8.self)) else {
+        guard let uuid = UUIDText.parse(text) else {
             throw .unparsable(text, as: UUID.self)
         }
         self = uuid
