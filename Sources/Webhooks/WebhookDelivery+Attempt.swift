@@ -34,7 +34,7 @@ extension WebhookDelivery {
     private func send(_ message: ClaimedMessage, at startedAt: Date) async -> AttemptResult {
         let webhookID = WebhookID.text(message.id)
         do {
-            let target = try WebhookTarget(message.url, allowPrivate: settings.allowPrivateTargets)
+            let target = try parsedTarget(message.url)
             let timestamp = Int64(startedAt.timeIntervalSince1970)
             let signature = WebhookSignature.header(id: webhookID, timestamp: timestamp, body: message.body,
                                                     secrets: message.secrets)
@@ -46,5 +46,16 @@ extension WebhookDelivery {
             let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
             return AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil, latency: .zero)
         }
+    }
+
+    /// The endpoint URL parsed and checked, from the worker's memory when it was before (at most 1,024 kept).
+    private func parsedTarget(_ url: String) throws(WebhookTargetError) -> WebhookTarget {
+        if let known = targets.withLock({ $0[url] }) { return known }
+        let target = try WebhookTarget(url, allowPrivate: settings.allowPrivateTargets)
+        targets.withLock { known in
+            if known.count >= 1024 { known.removeAll() }
+            known[url] = target
+        }
+        return target
     }
 }
