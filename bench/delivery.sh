@@ -3,7 +3,8 @@
 #   Each round commits BENCH_DELIVERY_BURST message events (100 interactions, one transaction, as bench/webhooks.sh's
 #   burst) for a tenant with an endpoint subscribed to message.created, at a local receiver that answers 204 at once
 #   (the raw-C baseline's POST /hook). CPU is read right after the commit and again once nothing is pending, so it is
-#   what delivering cost: the claims, the POSTs, the records, and what Postgres spent on them.
+#   what delivering cost: the claims, the POSTs, the records, what Postgres spent on them, and a VACUUM of the outbox
+#   after the drain (the cleaning of the rows the deliveries left; autovacuum is off for the tables the rounds write).
 #   With SWITCHBOARD_BASELINE_BIN set, a second Switchboard (an older build, say) runs beside it on a database of its
 #   own, and the rounds alternate between the two, so both are measured under the same load of the machine.
 # Goals: Switchboard + Postgres ≤ 500 µs per delivery; Switchboard's own share ≤ 150 µs (judged on the median round).
@@ -58,6 +59,12 @@ for label in "${LABELS[@]}"; do
         -d "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"message.created\"]}" >/dev/null
     psql "${URL[$label]}" -q -c "INSERT INTO interactions (tenant_id, customer_id)
         SELECT '${TENANT[$label]}', 'burst' FROM generate_series(1, 100)"
+    # Vacuuming is done by the rounds themselves (below), so that an autovacuum started at some moment does not land
+    # its cost on whichever round runs then.
+    psql "${URL[$label]}" -q -c "ALTER TABLE webhook_messages SET (autovacuum_enabled = off)" \
+        -c "ALTER TABLE webhook_attempts SET (autovacuum_enabled = off)" \
+        -c "ALTER TABLE interactions SET (autovacuum_enabled = off)" \
+        -c "ALTER TABLE interaction_events SET (autovacuum_enabled = off)"
 done
 
 # burst LABEL: commits BURST message events in LABEL's database.
@@ -79,14 +86,18 @@ SQL
 }
 drain() { # LABEL: waits until nothing is pending in LABEL's database
     local deadline=$((SECONDS + 300))
-    while [ "$(psql "${URL[$1]}" -Atqc "SELECT count(*) FROM webhook_messages WHERE status = 'pending'")" != 0 ]; do
+    while [ "$(psql "${URL[$1]}" -Atqc "SELECT EXISTS (SELECT 1 FROM webhook_messages WHERE status = 'pending')")" != f ]; do
         [ "$SECONDS" -lt "$deadline" ] || bench_die "$1: the outbox did not drain within 300 s"
-        sleep 0.1
+        sleep 0.2
     done
 }
 
 # A first burst each, not measured: the caches, the plans and the delivery threads warm up.
-for label in "${LABELS[@]}"; do burst "$label"; drain "$label"; done
+for label in "${LABELS[@]}"; do
+    burst "$label"
+    drain "$label"
+    psql "${URL[$label]}" -q -c "VACUUM ANALYZE webhook_messages, webhook_attempts, interactions, interaction_events"
+done
 declare -A OWN PG RATE ROUNDS_OWN ROUNDS_TOTAL
 rows=()
 for ((r = 1; r <= BENCH_ROUNDS; r++)); do
@@ -95,10 +106,13 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         own_before=$(bench_pid_cpu_ms "${PID[$label]}") pg_before=$(bench_cpu_ms postgres) start=$(date +%s%N)
         drain "$label"
         elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        # The dead rows the deliveries left are theirs to clean: counted. The burst's own are not.
+        psql "${URL[$label]}" -q -c "VACUUM webhook_messages, webhook_attempts"
         own=$(( ($(bench_pid_cpu_ms "${PID[$label]}") - own_before) * 1000 / BURST ))
         pg=$(( ($(bench_cpu_ms postgres) - pg_before) * 1000 / BURST ))
         rate=$(( BURST * 1000 / (elapsed_ms > 0 ? elapsed_ms : 1) ))
         ROUNDS_OWN[$label]+="$own " ROUNDS_TOTAL[$label]+="$((own + pg)) "
+        psql "${URL[$label]}" -q -c "VACUUM ANALYZE interactions, interaction_events"
         rows+=("| $r | $label | $rate | $own | $pg | $((own + pg)) |")
         bench_log "round $r, $label: $rate deliveries/s, µs per delivery: Switchboard $own, Postgres $pg"
     done
@@ -116,7 +130,7 @@ verdicts=(
     echo
     echo "- $(bench_date), commit \`$(bench_commit)\`, $(bench_machine), load $(bench_load)"
     echo "- each round: $BURST message events committed at once over 100 interactions, CPU from the commit until none is"
-    echo "  pending; the receiver answers 204 at once (its CPU is not counted)"
+    echo "  pending and the outbox is vacuumed; the receiver answers 204 at once (its CPU is not counted)"
     [ -n "${SWITCHBOARD_BASELINE_BIN:-}" ] && echo "- baseline: \`$SWITCHBOARD_BASELINE_BIN\`, on a database of its own, rounds alternating"
     echo
     echo "| round | server | deliveries/s | Switchboard µs/delivery | Postgres µs/delivery | total |"

@@ -27,20 +27,20 @@ struct WebhookOutbox: Sendable {
     /// next walk after the last queue it took from, so under a backlog every queue gets its turn.
     static let claimStatement = PreparedStatement("""
         WITH RECURSIVE after_pivot AS (
-            (SELECT id, endpoint_id, interaction_id, next_attempt_at, lease_until FROM webhook_messages
+            (SELECT id, endpoint_id, interaction_id, event_seq, next_attempt_at, lease_until FROM webhook_messages
              WHERE status = 'pending' AND (endpoint_id, interaction_id) > ($4::uuid, $5::uuid)
              ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
             UNION ALL
             SELECT next.* FROM after_pivot h, LATERAL (
-                SELECT w.id, w.endpoint_id, w.interaction_id, w.next_attempt_at, w.lease_until FROM webhook_messages w
+                SELECT w.id, w.endpoint_id, w.interaction_id, w.event_seq, w.next_attempt_at, w.lease_until FROM webhook_messages w
                 WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
                 ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
         ), up_to_pivot AS (
-            (SELECT id, endpoint_id, interaction_id, next_attempt_at, lease_until FROM webhook_messages
+            (SELECT id, endpoint_id, interaction_id, event_seq, next_attempt_at, lease_until FROM webhook_messages
              WHERE status = 'pending' ORDER BY endpoint_id, interaction_id, event_seq LIMIT 1)
             UNION ALL
             SELECT next.* FROM up_to_pivot h, LATERAL (
-                SELECT w.id, w.endpoint_id, w.interaction_id, w.next_attempt_at, w.lease_until FROM webhook_messages w
+                SELECT w.id, w.endpoint_id, w.interaction_id, w.event_seq, w.next_attempt_at, w.lease_until FROM webhook_messages w
                 WHERE w.status = 'pending' AND (w.endpoint_id, w.interaction_id) > (h.endpoint_id, h.interaction_id)
                   AND (h.endpoint_id, h.interaction_id) < ($4::uuid, $5::uuid)
                 ORDER BY w.endpoint_id, w.interaction_id, w.event_seq LIMIT 1) next
@@ -52,10 +52,13 @@ struct WebhookOutbox: Sendable {
             -- The head's columns as the walk read them skip what is plainly not claimable without a second probe;
             -- the same tests on `m` are what count: they are checked again on the row as it is once locked. The
             -- lock is taken in a lateral subquery so that each head is looked up as the walk yields it (a join
-            -- could be planned as a hash of every head, which walks every queue before taking any).
+            -- could be planned as a hash of every head, which walks every queue before taking any). The row is
+            -- named by its queue's key as well as its id, so whichever index the planner picks, it is a probe: by
+            -- the id alone, statistics taken while nothing was pending made it scan the whole pending index.
             SELECT locked.id FROM heads h, LATERAL (
                 SELECT m.id FROM webhook_messages m
-                WHERE m.id = h.id AND m.status = 'pending' AND m.next_attempt_at <= now()
+                WHERE m.endpoint_id = h.endpoint_id AND m.interaction_id = h.interaction_id AND m.event_seq = h.event_seq
+                  AND m.id = h.id AND m.status = 'pending' AND m.next_attempt_at <= now()
                   AND (m.lease_until IS NULL OR m.lease_until < clock_timestamp())
                   AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL)
                 FOR UPDATE OF m SKIP LOCKED) locked
@@ -125,12 +128,16 @@ struct WebhookOutbox: Sendable {
             ) behind
             WHERE w.id = behind.id
         )
-        -- The queues whose next message is now due: done with their head and with a message waiting behind it.
-        SELECT count(*)::bigint AS released FROM moved i
-        WHERE i.status <> 'pending' AND EXISTS (
+        -- The queues whose next message is now due: done with their head and with a message waiting behind it. A
+        -- lateral probe of the queue with LIMIT 1, not EXISTS: statistics taken while nothing was pending made the
+        -- planner turn EXISTS into a join that read the whole pending index once per message recorded.
+        SELECT count(*)::bigint AS released FROM moved i CROSS JOIN LATERAL (
             SELECT 1 FROM webhook_messages x
             WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id AND x.event_seq > i.event_seq
-              AND x.status = 'pending' AND x.next_attempt_at <> 'infinity')
+              AND x.status = 'pending' AND x.next_attempt_at <> 'infinity'
+            ORDER BY x.endpoint_id, x.interaction_id, x.event_seq
+            LIMIT 1) waiting
+        WHERE i.status <> 'pending'
         """)
 
     /// Claims up to `limit` due messages for `lease`, under claim `token`, looking first at the queues after
