@@ -67,30 +67,8 @@ for label in "${LABELS[@]}"; do
         -c "ALTER TABLE interaction_events SET (autovacuum_enabled = off)"
 done
 
-# burst LABEL: commits BURST message events in LABEL's database.
-burst() {
-    psql "${URL[$1]}" -q <<SQL
-DO \$\$
-DECLARE i record;
-BEGIN
-    FOR k IN 1 .. $BURST / 100 LOOP
-        FOR i IN SELECT id FROM interactions WHERE customer_id = 'burst' LOOP
-            WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = i.id RETURNING last_seq)
-            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
-            SELECT i.id, last_seq, 'message', jsonb_build_object('id', gen_random_uuid(), 'sender_id', 'agent-1',
-                   'sender_role', 'agent', 'text', 'Your order ships today.') FROM next;
-        END LOOP;
-    END LOOP;
-END \$\$;
-SQL
-}
-drain() { # LABEL: waits until nothing is pending in LABEL's database
-    local deadline=$((SECONDS + 300))
-    while [ "$(psql "${URL[$1]}" -Atqc "SELECT EXISTS (SELECT 1 FROM webhook_messages WHERE status = 'pending')")" != f ]; do
-        [ "$SECONDS" -lt "$deadline" ] || bench_die "$1: the outbox did not drain within 300 s"
-        sleep 0.2
-    done
-}
+burst() { bench_event_burst "${URL[$1]}" "$BURST"; } # LABEL: commits BURST message events in LABEL's database
+drain() { bench_webhook_drain "${URL[$1]}"; }          # LABEL: waits until nothing is pending there
 
 # A first burst each, not measured: the caches, the plans and the delivery threads warm up.
 for label in "${LABELS[@]}"; do

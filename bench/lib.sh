@@ -346,13 +346,32 @@ bench_date() { date -u '+%Y-%m-%d %H:%M UTC'; }
 bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
 bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }
 
-# bench_webhook_drain: waits until no webhook message is pending in DATABASE_URL (at most 300 s). It asks whether
-# one exists (a probe of the pending index), not how many: a count read the whole outbox every 0.2 s, in the CPU
-# the benchmarks charge to Postgres.
+# bench_webhook_drain [URL]: waits until no webhook message is pending in URL (default DATABASE_URL; at most 300 s).
+# It asks whether one exists (a probe of the pending index), not how many: a count read the whole outbox every
+# 0.2 s, in the CPU the benchmarks charge to Postgres.
 bench_webhook_drain() {
-    local deadline=$((SECONDS + 300))
-    while [ "$(psql "$DATABASE_URL" -Atqc "SELECT EXISTS (SELECT 1 FROM webhook_messages WHERE status = 'pending')")" != f ]; do
+    local url=${1:-$DATABASE_URL} deadline=$((SECONDS + 300))
+    while [ "$(psql "$url" -Atqc "SELECT EXISTS (SELECT 1 FROM webhook_messages WHERE status = 'pending')")" != f ]; do
         [ "$SECONDS" -lt "$deadline" ] || bench_die "the webhook outbox did not drain within 300 s"
         sleep 0.2
     done
+}
+
+# bench_event_burst URL COUNT: commits COUNT message events in one transaction in URL, spread over the interactions
+# whose customer_id is 'burst' (COUNT / 100 each, for 100 of them), as an agent's messages.
+bench_event_burst() {
+    psql "$1" -q <<SQL
+DO \$\$
+DECLARE i record;
+BEGIN
+    FOR k IN 1 .. $2 / 100 LOOP
+        FOR i IN SELECT id FROM interactions WHERE customer_id = 'burst' LOOP
+            WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = i.id RETURNING last_seq)
+            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+            SELECT i.id, last_seq, 'message', jsonb_build_object('id', gen_random_uuid(), 'sender_id', 'agent-1',
+                   'sender_role', 'agent', 'text', 'Your order ships today.') FROM next;
+        END LOOP;
+    END LOOP;
+END \$\$;
+SQL
 }

@@ -92,20 +92,7 @@ INSERT INTO interactions (tenant_id, customer_id) SELECT '${TENANT[with]}', 'bur
 SQL
 received_before=$(curl -sf "http://127.0.0.1:$hook_port/count")
 start=$(date +%s.%N)
-psql "$DATABASE_URL" -q <<SQL
-DO \$\$
-DECLARE i record;
-BEGIN
-    FOR k IN 1 .. $BURST / 100 LOOP
-        FOR i IN SELECT id FROM interactions WHERE customer_id = 'burst' LOOP
-            WITH next AS (UPDATE interactions SET last_seq = last_seq + 1 WHERE id = i.id RETURNING last_seq)
-            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
-            SELECT i.id, last_seq, 'message', jsonb_build_object('id', gen_random_uuid(), 'sender_id', 'agent-1',
-                   'sender_role', 'agent', 'text', 'Your order ships today.') FROM next;
-        END LOOP;
-    END LOOP;
-END \$\$;
-SQL
+bench_event_burst "$DATABASE_URL" "$BURST"
 committed=$(date +%s.%N)
 bench_webhook_drain
 done_at=$(date +%s.%N)

@@ -10,31 +10,16 @@ struct WebhookClaimWalkTests {
     static let queues = 300
 
     @Test func aClaimProbesAboutAsManyQueuesAsItTakesAndClaimsTakeEveryQueueInTurn() async throws {
-        let receiver = try await WebhookReceiver.start()
-        defer { receiver.stop() }
-        var settings = fastWebhooks
-        settings.pollInterval = .seconds(600) // the worker stays out of the way: the test claims by hand
-        let app = try await TestApp.start(webhooks: settings)
-        let (scene, endpoint) = try await WebhookScene.make(port: app.port, path: "/walk", receiver: receiver,
-                                                            events: ["message.created"])
-        let endpointID = endpoint["id"] as? String ?? ""
-        // 300 queues with two pending messages each: only the first of each heads its queue.
-        _ = try await app.database.query("""
-            INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
-            SELECT $1::uuid, $2::uuid, q.interaction, s, 'message.created', '{}'
-            FROM (SELECT gen_random_uuid() AS interaction FROM generate_series(1, $3::int)) q, generate_series(1, 2) s
-            """, [endpointID, scene.tenantID, Self.queues])
-        // And an outbox of some thousands of finished messages, as a running one has (at this size a scan would win).
-        _ = try await app.database.query("""
-            INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body, status,
-                                          finished_at)
-            SELECT $1::uuid, $2::uuid, gen_random_uuid(), 1, 'message.created', '{}', 'delivered', now()
-            FROM generate_series(1, 5000)
-            """, [endpointID, scene.tenantID])
-        _ = try await app.database.query("ANALYZE webhook_messages")
+        let outbox = try await OutboxByHand.start(path: "/walk")
+        defer { outbox.receiver.stop() }
+        // 300 queues with two pending messages each: only the first of each heads its queue; and an outbox of some
+        // thousands of finished messages, as a running one has (at this size a scan would win).
+        try await outbox.addPending(queues: Self.queues, perQueue: 2)
+        try await outbox.addFinished(5000)
+        _ = try await outbox.app.database.query("ANALYZE webhook_messages")
 
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 1)
-        let outbox = WebhookOutbox(pool: pool)
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: outbox.app.database.url), maxConnections: 1)
+        let statements = WebhookOutbox(pool: pool)
         let limit = 7
 
         // One claim, run and rolled back under EXPLAIN ANALYZE: how many queues its walk probed.
@@ -47,7 +32,7 @@ struct WebhookClaimWalkTests {
         var pivot = QueueKey.first
         var taken: [QueueKey] = []
         for _ in 0 ..< (Self.queues + limit - 1) / limit {
-            let claimed = try await outbox.claim(limit: limit, lease: .seconds(60), token: UUID(), after: pivot)
+            let claimed = try await statements.claim(limit: limit, lease: .seconds(60), token: UUID(), after: pivot)
             #expect(!claimed.isEmpty && claimed.count <= limit)
             #expect(claimed.allSatisfy { $0.eventSeq == 1 }, "a claim took a message behind its queue's head")
             pivot = QueueKey.pivot(after: pivot, claimed: claimed.map(\.queue))
@@ -56,22 +41,18 @@ struct WebhookClaimWalkTests {
         #expect(taken.count == Self.queues, "\(taken.count) heads claimed of \(Self.queues)")
         #expect(Set(taken.map { $0.interactionID }).count == Self.queues, "a queue was taken twice before every queue once")
         // Every head is leased now, and what waits behind them is not claimable.
-        #expect(try await outbox.claim(limit: limit, lease: .seconds(60), token: UUID(), after: pivot).isEmpty)
+        #expect(try await statements.claim(limit: limit, lease: .seconds(60), token: UUID(), after: pivot).isEmpty)
         await pool.close()
-        await app.stop()
+        await outbox.app.stop()
     }
 
     /// Runs the claim under `EXPLAIN ANALYZE` in a transaction it rolls back; returns how many times the walk probed
     /// the waiting index (the most loops of any scan of it).
     static func queuesProbed(limit: Int, on connection: PostgresConnection) async throws -> Int {
-        _ = try await connection.query("BEGIN")
-        _ = try await connection.query("PREPARE walk_probe (int, bigint, uuid, uuid, uuid) AS \(WebhookOutbox.claimStatement.sql)")
         let zero = "00000000-0000-0000-0000-000000000000"
-        let rows = try await connection.query(
-            "EXPLAIN (ANALYZE, COSTS OFF) EXECUTE walk_probe (\(limit), 60000, '\(UUID().uuidString)', '\(zero)', '\(zero)')")
-        _ = try await connection.query("ROLLBACK")
-        _ = try await connection.query("DEALLOCATE walk_probe")
-        let lines = try rows.map { try $0.decode(#""QUERY PLAN""#, as: String.self) }
+        let lines = try await analyzedPlan(of: WebhookOutbox.claimStatement.sql, types: "int, bigint, uuid, uuid, uuid",
+                                           arguments: "\(limit), 60000, '\(UUID().uuidString)', '\(zero)', '\(zero)'",
+                                           on: connection)
         #expect(!lines.contains { $0.contains("Seq Scan on webhook_messages") }, "the claim scans the outbox:\n\(lines)")
         return lines.filter { $0.contains("webhook_messages_waiting") }.compactMap { line -> Int? in
             guard let range = line.range(of: "loops=") else { return nil }

@@ -15,32 +15,16 @@ struct WebhookOutboxStaleStatisticsTests {
     static let bufferBound = 2_000
 
     @Test func theClaimAndTheRecordStayProbesWhenTheStatisticsSayNothingIsPending() async throws {
-        let receiver = try await WebhookReceiver.start()
-        defer { receiver.stop() }
-        var settings = fastWebhooks
-        settings.pollInterval = .seconds(600) // the worker stays out of the way: the test claims by hand
-        let app = try await TestApp.start(webhooks: settings)
-        let (scene, endpoint) = try await WebhookScene.make(port: app.port, path: "/stale", receiver: receiver,
-                                                            events: ["message.created"])
-        let endpointID = endpoint["id"] as? String ?? ""
+        let outbox = try await OutboxByHand.start(path: "/stale")
+        defer { outbox.receiver.stop() }
         // Statistics taken over a finished outbox, then a backlog they know nothing of.
-        _ = try await app.database.query("""
-            INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body, status,
-                                          finished_at)
-            SELECT $1::uuid, $2::uuid, gen_random_uuid(), 1, 'message.created', '{}', 'delivered', now()
-            FROM generate_series(1, 5000)
-            """, [endpointID, scene.tenantID])
-        _ = try await app.database.query("ANALYZE webhook_messages")
-        _ = try await app.database.query("""
-            INSERT INTO webhook_messages (endpoint_id, tenant_id, interaction_id, event_seq, event_type, body)
-            SELECT $1::uuid, $2::uuid, q.interaction, s, 'message.created', '{}'
-            FROM (SELECT gen_random_uuid() AS interaction FROM generate_series(1, $3::int)) q, generate_series(1, $4::int) s
-            """, [endpointID, scene.tenantID, Self.queues, Self.perQueue])
+        try await outbox.addFinished(5000)
+        _ = try await outbox.app.database.query("ANALYZE webhook_messages")
+        try await outbox.addPending(queues: Self.queues, perQueue: Self.perQueue)
 
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 2)
-        let outbox = WebhookOutbox(pool: pool)
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: outbox.app.database.url), maxConnections: 2)
         let token = UUID()
-        let claimed = try await outbox.claim(limit: Self.limit, lease: .seconds(60), token: token)
+        let claimed = try await WebhookOutbox(pool: pool).claim(limit: Self.limit, lease: .seconds(60), token: token)
         #expect(claimed.count == Self.limit)
         let records = claimed.map { message in
             WebhookOutbox.AttemptRecord(
@@ -64,19 +48,14 @@ struct WebhookOutboxStaleStatisticsTests {
             }
         }
         await pool.close()
-        await app.stop()
+        await outbox.app.stop()
     }
 
-    /// Runs `sql` with `arguments` (SQL literals) under EXPLAIN (ANALYZE, BUFFERS) in a transaction it rolls back;
-    /// returns the buffers the whole statement touched, and the plan.
+    /// Runs `sql` under EXPLAIN ANALYZE (see ``analyzedPlan(of:types:arguments:on:)``); returns the buffers the whole
+    /// statement touched, and the plan.
     static func buffersTouched(_ sql: String, types: String, arguments: String,
                                on connection: PostgresConnection) async throws -> (buffers: Int, plan: String) {
-        _ = try await connection.query("BEGIN")
-        _ = try await connection.query("PREPARE stale_probe (\(types)) AS \(sql)")
-        let rows = try await connection.query("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE stale_probe (\(arguments))")
-        _ = try await connection.query("ROLLBACK")
-        _ = try await connection.query("DEALLOCATE stale_probe")
-        let lines = try rows.map { try $0.decode(#""QUERY PLAN""#, as: String.self) }
+        let lines = try await analyzedPlan(of: sql, types: types, arguments: arguments, on: connection)
         // The first Buffers line is the top node's: the whole statement's.
         let top = lines.first { $0.contains("Buffers: shared hit=") } ?? ""
         let hits = top.range(of: "hit=").map { Int(top[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0

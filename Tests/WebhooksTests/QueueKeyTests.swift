@@ -3,7 +3,7 @@ import Testing
 @testable import Webhooks
 
 /// Queue keys order as Postgres orders uuid pairs, and a claim's next walk starts after the last queue it took.
-struct QueueKeyTests {
+@Suite(.timeLimit(.minutes(5))) struct QueueKeyTests {
     static func key(_ endpoint: UInt8, _ interaction: UInt8) -> QueueKey {
         func uuid(_ first: UInt8) -> UUID { UUID(uuid: (first, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
         return QueueKey(endpointID: uuid(endpoint), interactionID: uuid(interaction))
