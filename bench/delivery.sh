@@ -95,12 +95,11 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         bench_log "round $r, $label: $rate deliveries/s, µs per delivery: Switchboard $own, Postgres $pg"
     done
 done
-verdict() { if bench_ge "$2" "$3"; then echo "**PASS**: $1"; else echo "**FAIL**: $1"; fi; }
 # shellcheck disable=SC2086 # the rounds are words
 own=$(bench_median ${ROUNDS_OWN[switchboard]}) total=$(bench_median ${ROUNDS_TOTAL[switchboard]})
 verdicts=(
-    "$(verdict "CPU per webhook delivery, Switchboard + Postgres = $total µs (goal ≤ 500; rounds ${ROUNDS_TOTAL[switchboard]% })" 500 "$total")"
-    "$(verdict "Switchboard's CPU per webhook delivery = $own µs (goal ≤ 150; rounds ${ROUNDS_OWN[switchboard]% })" 150 "$own")"
+    "$(bench_verdict "CPU per webhook delivery, Switchboard + Postgres = $total µs (goal ≤ 500; rounds ${ROUNDS_TOTAL[switchboard]% })" 500 "$total")"
+    "$(bench_verdict "Switchboard's CPU per webhook delivery = $own µs (goal ≤ 150; rounds ${ROUNDS_OWN[switchboard]% })" 150 "$own")"
 )
 {
     echo

@@ -346,6 +346,10 @@ bench_date() { date -u '+%Y-%m-%d %H:%M UTC'; }
 bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
 bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }
 
+# bench_verdict WHAT A B: a verdict line for the goals table, `**PASS**: WHAT` when A >= B, else `**FAIL**: WHAT`
+# (for an upper bound, pass the bound as A and the figure as B).
+bench_verdict() { if bench_ge "$2" "$3"; then echo "**PASS**: $1"; else echo "**FAIL**: $1"; fi; }
+
 # bench_webhook_drain [URL]: waits until no webhook message is pending in URL (default DATABASE_URL; at most 300 s).
 # It asks whether one exists (a probe of the pending index), not how many: a count read the whole outbox every
 # 0.2 s, in the CPU the benchmarks charge to Postgres.

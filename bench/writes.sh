@@ -168,14 +168,13 @@ for commit in on off; do
     done
 done
 # The goals, judged on the median round with synchronous_commit off (the software's cost, not the disk's).
-verdict() { if bench_ge "$2" "$3"; then echo "**PASS**: $1"; else echo "**FAIL**: $1"; fi; }
 pg_ratio=$(bench_median "${pg_ratios[@]}") cpu=$(bench_median "${cpus[@]}")
 key_ratio=$(bench_median "${key_ratios[@]}") hook_extra=$(bench_median "${hook_extras[@]}")
 verdicts=(
-    "$(verdict "message POST/s ÷ pgbench running the transaction = $pg_ratio (goal ≥ 1.0; rounds ${pg_ratios[*]})" "$pg_ratio" 1.0)"
-    "$(verdict "Switchboard CPU per POST = $cpu µs (goal ≤ 150; rounds ${cpus[*]})" 150 "$cpu")"
-    "$(verdict "CPU of a POST with an Idempotency-Key ÷ plain = $key_ratio (goal ≤ 1.3; rounds ${key_ratios[*]})" 1.3 "$key_ratio")"
-    "$(verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
+    "$(bench_verdict "message POST/s ÷ pgbench running the transaction = $pg_ratio (goal ≥ 1.0; rounds ${pg_ratios[*]})" "$pg_ratio" 1.0)"
+    "$(bench_verdict "Switchboard CPU per POST = $cpu µs (goal ≤ 150; rounds ${cpus[*]})" 150 "$cpu")"
+    "$(bench_verdict "CPU of a POST with an Idempotency-Key ÷ plain = $key_ratio (goal ≤ 1.3; rounds ${key_ratios[*]})" 1.3 "$key_ratio")"
+    "$(bench_verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
 )
 psql "$DATABASE_URL" -q -c "ALTER DATABASE \"$database\" RESET synchronous_commit" -c "DROP TABLE bench_targets"
 out="$BENCH_OUT/writes.md"

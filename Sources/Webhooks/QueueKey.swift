@@ -1,17 +1,17 @@
 import Foundation
 
 /// A webhook queue's key, `(endpoint_id, interaction_id)`, ordered as Postgres orders a pair of uuids (byte by
-/// byte): where a delivery worker's claim starts its walk over the queues.
+/// byte, which is Foundation's order of `UUID`): where a delivery worker's claim starts its walk over the queues.
 struct QueueKey: Sendable, Equatable, Comparable {
     var endpointID: UUID
     var interactionID: UUID
 
     /// Below every key: a walk from here starts at the first queue.
-    static let first = QueueKey(endpointID: UUID(uuid: UUID.zero), interactionID: UUID(uuid: UUID.zero))
+    static let first = QueueKey(endpointID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                                interactionID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 
     static func < (lhs: QueueKey, rhs: QueueKey) -> Bool {
-        let endpoints = UUID.compareBytes(lhs.endpointID, rhs.endpointID)
-        return endpoints != 0 ? endpoints < 0 : UUID.compareBytes(lhs.interactionID, rhs.interactionID) < 0
+        (lhs.endpointID, lhs.interactionID) < (rhs.endpointID, rhs.interactionID)
     }
 
     /// Where the claim after one that walked from `pivot` and took the queues `claimed` starts: after the last queue
@@ -20,22 +20,5 @@ struct QueueKey: Sendable, Equatable, Comparable {
     /// when it took none.
     static func pivot(after pivot: QueueKey, claimed: [QueueKey]) -> QueueKey {
         claimed.filter { $0 <= pivot }.max() ?? claimed.max() ?? pivot
-    }
-}
-
-extension UUID {
-    /// The nil uuid's bytes.
-    static let zero: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-
-    /// Compares two uuids byte by byte, as Postgres does: negative, zero or positive.
-    static func compareBytes(_ lhs: UUID, _ rhs: UUID) -> Int {
-        withUnsafeBytes(of: lhs.uuid) { left in
-            withUnsafeBytes(of: rhs.uuid) { right in
-                for index in 0 ..< 16 where left[index] != right[index] {
-                    return Int(left[index]) - Int(right[index])
-                }
-                return 0
-            }
-        }
     }
 }

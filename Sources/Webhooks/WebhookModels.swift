@@ -1,4 +1,5 @@
 import Accounts
+import Crypto
 import Foundation
 import HTTPServer
 
@@ -93,20 +94,9 @@ public struct WebhookAttempt: Sendable, Encodable, Equatable {
 public enum WebhookID {
     /// The `webhook-id` of message `id`.
     public static func text(_ id: UUID) -> String {
-        // Written digit by digit: `replacingOccurrences` went through NSString, 6 % of a delivery's CPU.
-        withUnsafeBytes(of: id.uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { out in
-                for (index, byte) in "msg_".utf8.enumerated() { out[index] = byte }
-                for (index, byte) in bytes.enumerated() {
-                    out[4 + 2 * index] = hexDigits[Int(byte >> 4)]
-                    out[5 + 2 * index] = hexDigits[Int(byte & 0x0F)]
-                }
-                return 36
-            }
-        }
+        // From the bytes: removing the hyphens with `replacingOccurrences` went through NSString, 6 % of a delivery's CPU.
+        "msg_" + withUnsafeBytes(of: id.uuid) { Base16.encode($0) }
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The message id of a `webhook-id`; nil when it is not one.
     public static func message(_ text: String) -> UUID? {

@@ -11,9 +11,12 @@ import Testing
 
     @Test func keysOrderByteByByteAsPostgresComparesUUIDs() {
         for _ in 0 ..< 200 {
-            let (a, b) = (UUID(), UUID())
+            let (a, b, c) = (UUID(), UUID(), UUID())
             // Lowercase hex puts the digits in the bytes' order, so text order is byte order.
-            #expect((UUID.compareBytes(a, b) < 0) == (a.uuidString.lowercased() < b.uuidString.lowercased()))
+            #expect((QueueKey(endpointID: a, interactionID: c) < QueueKey(endpointID: b, interactionID: c))
+                    == (a.uuidString.lowercased() < b.uuidString.lowercased()))
+            #expect((QueueKey(endpointID: c, interactionID: a) < QueueKey(endpointID: c, interactionID: b))
+                    == (a.uuidString.lowercased() < b.uuidString.lowercased()))
         }
         #expect(QueueKey.first < Self.key(0, 1))
         #expect(Self.key(1, 200) < Self.key(2, 0))
