@@ -100,7 +100,7 @@ struct WebhookOutbox: Sendable {
             -- size the planner cannot see (it assumes 100 rows), it chose a scan of the whole outbox, and every
             -- record cost as much as the outbox was long.
             WHERE m.id = ANY (ARRAY(SELECT message_id FROM input)) AND m.id = i.message_id AND m.lease_token = i.token
-            RETURNING i.message_id, i.first_delivered, i.endpoint_id, i.interaction_id, i.event_seq, i.status, i.retry_in
+            RETURNING i.message_id, i.first_delivered, i.endpoint_id, i.interaction_id, i.event_seq, i.status
         ), attempt AS (
             -- Every attempt not kept in its row, including one whose claim had run out (its message not moved).
             INSERT INTO webhook_attempts (id, message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error,
@@ -108,25 +108,6 @@ struct WebhookOutbox: Sendable {
             SELECT attempt_id, message_id, endpoint_id, attempt, outcome, response_status, latency_ms, error, attempted_at
             FROM input i
             WHERE NOT EXISTS (SELECT 1 FROM moved WHERE moved.message_id = i.message_id AND moved.first_delivered)
-        ), rescheduled AS (
-            UPDATE webhook_messages w SET next_attempt_at = CASE WHEN behind.status = 'pending'
-                    THEN now() + behind.retry_in * interval '1 second' ELSE now() END
-            FROM (
-                -- Per moved message, a probe of its own queue in the waiting index (the order names that index, and
-                -- OFFSET 0 keeps the planner from making this a scan of every pending message joined afterwards:
-                -- the statistics of a queue table lag, and a burst's backlog looks empty to them).
-                SELECT f.id, i.status, i.retry_in FROM moved i CROSS JOIN LATERAL (
-                    SELECT x.id FROM webhook_messages x
-                    WHERE x.endpoint_id = i.endpoint_id AND x.interaction_id = i.interaction_id
-                      AND x.event_seq > i.event_seq
-                      AND x.status = 'pending' AND x.attempts = 0 AND x.next_attempt_at <> 'infinity'
-                      AND CASE WHEN i.status = 'pending' THEN x.next_attempt_at < now() + i.retry_in * interval '1 second'
-                               ELSE x.next_attempt_at > now() END
-                    ORDER BY x.endpoint_id, x.interaction_id, x.event_seq
-                    OFFSET 0
-                ) f
-            ) behind
-            WHERE w.id = behind.id
         )
         -- The queues whose next message is now due: done with their head and with a message waiting behind it. A
         -- lateral probe of the queue with LIMIT 1, not EXISTS: statistics taken while nothing was pending made the
@@ -172,10 +153,11 @@ struct WebhookOutbox: Sendable {
     /// Logs attempts and moves their messages on, if their claim tokens still hold them: delivered; due again after
     /// `retryIn` seconds; or given up (`retryIn` nil). One statement for the whole batch (atomic on its own).
     ///
-    /// For each message it also moves the messages waiting behind it — not due before it (rescheduled) or due now
-    /// (it is done), so claims find the heads of the queues first instead of scanning past the waiting ones. Only the
-    /// waiting messages whose due time really changes are written: rewriting every one behind each delivery made a
-    /// burst's cost grow with the square of its length (a new row version and five index entries each time).
+    /// The messages waiting behind each one are not touched: a claim looks only at the head of each queue (its walk
+    /// takes the first pending message of each), so a waiting message's own due time matters only once it is the
+    /// head, and then it is its creation time (or a redelivery's). Earlier builds moved the waiting messages' due
+    /// times with their head's, for a claim that scanned every pending message by due time; that cost a probe of the
+    /// whole queue behind each message recorded (the larger part of a record's cost in a burst).
     ///
     /// Returns how many queues it released: messages done whose queue has a message waiting behind them (which a
     /// claim can take now).
