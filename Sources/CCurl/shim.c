@@ -2,6 +2,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <ctype.h>
@@ -39,44 +40,104 @@ static size_t header_line(char *line, size_t size, size_t count, void *user) {
     return length;
 }
 
-void *sb_curl_handle_new(void) {
-    if (sb_curl_global_init() != 0) return NULL;
-    return curl_easy_init();
-}
-
-void sb_curl_handle_free(void *handle) {
-    if (handle) curl_easy_cleanup(handle);
-}
-
-void sb_curl_post(void *handle, const char *url, const char *resolve, const char *const *headers, size_t header_count,
-                  const uint8_t *body, size_t body_length, long timeout_ms, sb_http_result *result) {
-    memset(result, 0, sizeof(*result));
-    if (sb_curl_global_init() != 0) {
-        result->curl_code = CURLE_FAILED_INIT;
-        snprintf(result->error, sizeof(result->error), "libcurl could not be initialised");
-        return;
-    }
-    // A kept handle starts from default options (its connection and TLS session caches survive the reset).
-    CURL *curl = handle;
-    if (curl) curl_easy_reset(curl); else curl = curl_easy_init();
-    if (!curl) {
-        result->curl_code = CURLE_FAILED_INIT;
-        snprintf(result->error, sizeof(result->error), "curl_easy_init failed");
-        return;
-    }
-    struct curl_slist *header_list = NULL;
-    for (size_t i = 0; i < header_count; i++) header_list = curl_slist_append(header_list, headers[i]);
-    header_list = curl_slist_append(header_list, "Expect:");
-    struct curl_slist *resolve_list = resolve ? curl_slist_append(NULL, resolve) : NULL;
+/// One POST in flight, or a finished one kept for reuse (its easy handle keeps its TLS session cache).
+typedef struct transfer {
+    CURL *easy;
+    uint64_t tag;
+    struct curl_slist *headers;
+    struct curl_slist *resolve;
     char error[CURL_ERROR_SIZE];
-    error[0] = 0;
+    sb_http_result result;
+    struct transfer *next_free;
+    /// The transfers in flight, linked both ways (so that one is unlinked when it finishes).
+    struct transfer *previous_active, *next_active;
+} transfer;
 
+typedef struct engine {
+    CURLM *multi;
+    transfer *free_list;
+    transfer *active;
+} engine;
+
+static void link_active(engine *e, transfer *t) {
+    t->previous_active = NULL;
+    t->next_active = e->active;
+    if (e->active) e->active->previous_active = t;
+    e->active = t;
+}
+
+static void unlink_active(engine *e, transfer *t) {
+    if (t->previous_active) t->previous_active->next_active = t->next_active; else e->active = t->next_active;
+    if (t->next_active) t->next_active->previous_active = t->previous_active;
+    t->previous_active = t->next_active = NULL;
+}
+
+void *sb_curl_engine_new(void) {
+    if (sb_curl_global_init() != 0) return NULL;
+    engine *e = calloc(1, sizeof(*e));
+    if (!e) return NULL;
+    e->multi = curl_multi_init();
+    if (!e->multi) { free(e); return NULL; }
+    return e;
+}
+
+static void transfer_release_lists(transfer *t) {
+    curl_slist_free_all(t->headers);
+    curl_slist_free_all(t->resolve);
+    t->headers = NULL;
+    t->resolve = NULL;
+}
+
+void sb_curl_engine_free(void *handle) {
+    engine *e = handle;
+    if (!e) return;
+    while (e->active) {
+        transfer *t = e->active;
+        unlink_active(e, t);
+        curl_multi_remove_handle(e->multi, t->easy);
+        t->next_free = e->free_list;
+        e->free_list = t;
+    }
+    while (e->free_list) {
+        transfer *t = e->free_list;
+        e->free_list = t->next_free;
+        transfer_release_lists(t);
+        curl_easy_cleanup(t->easy);
+        free(t);
+    }
+    curl_multi_cleanup(e->multi);
+    free(e);
+}
+
+int sb_curl_engine_add(void *handle, uint64_t tag, const char *url, const char *resolve, const char *const *headers,
+                       size_t header_count, const uint8_t *body, size_t body_length, long timeout_ms) {
+    engine *e = handle;
+    if (!e) return CURLE_FAILED_INIT;
+    transfer *t = e->free_list;
+    if (t) {
+        e->free_list = t->next_free;
+        curl_easy_reset(t->easy); // options back to defaults; its TLS session cache survives
+    } else {
+        t = calloc(1, sizeof(*t));
+        if (!t) return CURLE_OUT_OF_MEMORY;
+        t->easy = curl_easy_init();
+        if (!t->easy) { free(t); return CURLE_FAILED_INIT; }
+    }
+    t->tag = tag;
+    t->next_free = NULL;
+    t->error[0] = 0;
+    memset(&t->result, 0, sizeof(t->result));
+    for (size_t i = 0; i < header_count; i++) t->headers = curl_slist_append(t->headers, headers[i]);
+    t->headers = curl_slist_append(t->headers, "Expect:");
+    if (resolve) t->resolve = curl_slist_append(NULL, resolve);
+    CURL *curl = t->easy;
+    curl_easy_setopt(curl, CURLOPT_PRIVATE, (char *)t);
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_length);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
-    if (resolve_list) curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve_list);
+    curl_easy_setopt(curl, CURLOPT_COPYPOSTFIELDS, (const char *)body);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, t->headers);
+    if (t->resolve) curl_easy_setopt(curl, CURLOPT_RESOLVE, t->resolve);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -87,26 +148,64 @@ void sb_curl_post(void *handle, const char *url, const char *resolve, const char
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "Switchboard-Webhooks/1");
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, result);
-
-    CURLcode code = curl_easy_perform(curl);
-    result->curl_code = (int)code;
-    if (code == CURLE_OK) {
-        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result->status);
-    } else {
-        snprintf(result->error, sizeof(result->error), "%s", error[0] ? error : curl_easy_strerror(code));
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t->result);
+    CURLMcode added = curl_multi_add_handle(e->multi, curl);
+    if (added != CURLM_OK) {
+        transfer_release_lists(t);
+        t->next_free = e->free_list;
+        e->free_list = t;
+        return CURLE_FAILED_INIT;
     }
-    curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME, &result->seconds);
-    // Nothing of this call may be pointed at once it returns (a kept handle lives on).
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, NULL);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(curl, CURLOPT_RESOLVE, NULL);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, NULL);
-    if (curl != handle) curl_easy_cleanup(curl);
-    curl_slist_free_all(header_list);
-    curl_slist_free_all(resolve_list);
+    link_active(e, t);
+    return 0;
+}
+
+/// Moves the finished transfers' outcomes to `done` (at most `capacity`); returns how many.
+static int collect(engine *e, sb_curl_done *done, int capacity) {
+    int count = 0;
+    CURLMsg *message;
+    int left;
+    while (count < capacity && (message = curl_multi_info_read(e->multi, &left))) {
+        if (message->msg != CURLMSG_DONE) continue;
+        CURL *curl = message->easy_handle;
+        transfer *t = NULL;
+        curl_easy_getinfo(curl, CURLINFO_PRIVATE, (char **)&t);
+        CURLcode code = message->data.result;
+        t->result.curl_code = (int)code;
+        if (code == CURLE_OK) {
+            curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t->result.status);
+        } else {
+            snprintf(t->result.error, sizeof(t->result.error), "%s", t->error[0] ? t->error : curl_easy_strerror(code));
+        }
+        curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME, &t->result.seconds);
+        curl_multi_remove_handle(e->multi, curl);
+        unlink_active(e, t);
+        done[count].tag = t->tag;
+        done[count].result = t->result;
+        count++;
+        transfer_release_lists(t);
+        t->next_free = e->free_list;
+        e->free_list = t;
+    }
+    return count;
+}
+
+int sb_curl_engine_run(void *handle, int wait_ms, sb_curl_done *done, int capacity) {
+    engine *e = handle;
+    if (!e || capacity <= 0) return 0;
+    int running = 0;
+    curl_multi_perform(e->multi, &running);
+    int count = collect(e, done, capacity);
+    if (count > 0) return count;
+    curl_multi_poll(e->multi, NULL, 0, wait_ms, NULL);
+    curl_multi_perform(e->multi, &running);
+    return collect(e, done, capacity);
+}
+
+void sb_curl_engine_wakeup(void *handle) {
+    engine *e = handle;
+    if (e) curl_multi_wakeup(e->multi);
 }

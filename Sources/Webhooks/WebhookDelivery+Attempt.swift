@@ -41,7 +41,8 @@ extension WebhookDelivery {
             return await WebhookPost.send(to: target, headers: [
                 "Content-Type: application/json", "webhook-id: \(webhookID)", "webhook-timestamp: \(timestamp)",
                 "webhook-signature: \(signature)",
-            ], body: message.body, timeout: settings.timeout, allowPrivate: settings.allowPrivateTargets, on: threads)
+            ], body: message.body, timeout: settings.timeout, allowPrivate: settings.allowPrivateTargets,
+               engine: engine, resolvers: resolvers)
         } catch {
             let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
             return AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil, latency: .zero)

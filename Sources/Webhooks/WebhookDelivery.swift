@@ -4,8 +4,9 @@ import Foundation
 import Postgres
 
 /// The delivery worker of one process, run as a ``Service``: claims due messages from the outbox (every replica
-/// runs one; `SKIP LOCKED` and leases keep them from taking the same message), signs and POSTs each on one of its
-/// delivery threads (which keep their connections for the next attempt), and records the attempt. Woken by the
+/// runs one; `SKIP LOCKED` and leases keep them from taking the same message), signs and POSTs each on its
+/// ``DeliveryEngine`` (one thread carrying every POST in flight, keeping their connections for the next attempts),
+/// and records the attempt. Woken by the
 /// outbox trigger's NOTIFY, and by a poll as a backstop (retries fall due without a notice). Hourly, it prunes
 /// attempts and finished messages past their retention. Every decision (when and how much to claim, retries,
 /// disabling, shutdown) is the ``DeliveryScheduler``'s; this class carries out its actions.
@@ -37,8 +38,10 @@ public final class WebhookDelivery: Service {
     let notices: @Sendable () -> AsyncStream<ListenerEvent>?
     let ready: @Sendable () async -> Void
     private let wakeup: Wakeup
-    /// Where the posts run; each thread keeps its connections open for the next attempt.
-    let threads: DeliveryThreads
+    /// Where the POSTs run; it keeps its connections open for the next attempts.
+    let engine = DeliveryEngine()
+    /// Where endpoint names are resolved (blocking) before their POSTs start.
+    let resolvers: ResolverThreads
     /// Logs finished attempts, many to a statement when many finish together.
     let recorder: AttemptRecorder
     /// Guards the endpoint URLs parsed so far (a URL's parse depends on nothing else; it was 3 % of a delivery's
@@ -61,7 +64,7 @@ public final class WebhookDelivery: Service {
         self.ready = ready
         self.outbox = WebhookOutbox(pool: pool)
         self.settings = settings
-        self.threads = DeliveryThreads(limit: settings.concurrency)
+        self.resolvers = ResolverThreads(limit: settings.concurrency)
         let wakeup = Wakeup()
         self.wakeup = wakeup
         let state = Locked(State(scheduler: DeliveryScheduler(configuration: .init(settings)), subscription: nil))
@@ -122,7 +125,8 @@ public final class WebhookDelivery: Service {
             }
             followers.cancelAll()
         }
-        threads.stop()
+        engine.stop()
+        resolvers.stop()
     }
 
     /// Carries out the scheduler's loop actions: claims (starting an attempt per message claimed), paces claims,

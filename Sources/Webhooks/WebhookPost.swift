@@ -32,68 +32,67 @@ public struct AttemptResult: Sendable, Equatable {
     public var latency: Duration
 }
 
-/// POSTs one signed webhook with libcurl, on one of the delivery threads (curl's easy interface blocks), reusing that
-/// thread's connections.
+/// POSTs one signed webhook with libcurl, on the worker's ``DeliveryEngine`` (its one thread carries every POST in
+/// flight and keeps their connections); a name is resolved and checked first on one of the ``ResolverThreads``.
 ///
 /// Why libcurl and not FoundationNetworking's URLSession (itself built on libcurl on Linux): the connection must go
 /// to the addresses that were checked, not to whatever a second resolution returns (DNS rebinding), and curl's
 /// `CURLOPT_RESOLVE` pins exactly that while keeping the URL's host for TLS verification and SNI; URLSession has no
 /// such hook. curl also gives a hard total timeout, no redirects, no proxy from the environment and http(s) only,
-/// each one option, and its blocking call on a dedicated thread keeps the service's two cooperative threads free.
+/// each one option, and its multi interface runs many POSTs on one thread, off the service's cooperative threads.
 enum WebhookPost {
     /// Resolves and checks the target, then POSTs `body` with `headers`, within `timeout`.
     static func send(to target: WebhookTarget, headers: [String], body: [UInt8], timeout: Duration,
-                     allowPrivate: Bool, on threads: DeliveryThreads) async -> AttemptResult {
-        await withCheckedContinuation { continuation in
-            threads.run { handle in
-                continuation.resume(returning: perform(target, headers, body, timeout, allowPrivate, handle))
+                     allowPrivate: Bool, engine: DeliveryEngine, resolvers: ResolverThreads) async -> AttemptResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let milliseconds = max(1, Int(timeout.wholeMilliseconds))
+        return await withCheckedContinuation { continuation in
+            let begin: @Sendable () -> Void = {
+                let addresses: [TargetAddress]
+                do throws(WebhookTargetError) {
+                    addresses = try target.allowedAddresses(allowPrivate: allowPrivate)
+                } catch {
+                    let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
+                    continuation.resume(returning: AttemptResult(outcome: outcome, status: nil, error: error.description,
+                                                                 retryAfterSeconds: nil, latency: clock.now - start))
+                    return
+                }
+                // An IP literal connects to itself; a name is pinned to the addresses just checked.
+                let resolve: String? = TargetAddress(literal: target.host) != nil ? nil
+                    : "\(target.host):\(target.port):" + addresses.map { address in
+                        if case .v6 = address { return "[\(address.text)]" }
+                        return address.text
+                    }.joined(separator: ",")
+                engine.start(DeliveryEngine.Post(url: target.url, resolve: resolve, headers: headers, body: body,
+                                                 timeoutMilliseconds: milliseconds) { result in
+                    continuation.resume(returning: attemptResult(result, timeoutMilliseconds: milliseconds,
+                                                                 latency: clock.now - start))
+                })
             }
+            // A literal needs no lookup (nothing blocks); a name's lookup does, for as long as DNS takes.
+            if TargetAddress(literal: target.host) != nil { begin() } else { resolvers.run(begin) }
         }
     }
 
-    private static func perform(_ target: WebhookTarget, _ headers: [String], _ body: [UInt8], _ timeout: Duration,
-                                _ allowPrivate: Bool, _ handle: UnsafeMutableRawPointer?) -> AttemptResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let addresses: [TargetAddress]
-        do {
-            addresses = try target.allowedAddresses(allowPrivate: allowPrivate)
-        } catch {
-            let outcome: AttemptResult.Outcome = error.refusesTheTarget ? .refused : .networkError
-            return AttemptResult(outcome: outcome, status: nil, error: error.description, retryAfterSeconds: nil,
-                                 latency: clock.now - start)
-        }
-        // An IP literal connects to itself; a name is pinned to the addresses just checked.
-        let resolve: String? = TargetAddress(literal: target.host) != nil ? nil
-            : "\(target.host):\(target.port):" + addresses.map { address in
-                if case .v6 = address { return "[\(address.text)]" }
-                return address.text
-            }.joined(separator: ",")
-        let milliseconds = max(1, Int(timeout.wholeMilliseconds))
-        var result = sb_http_result()
-        let cHeaders = headers.map { strdup($0) }
-        defer { cHeaders.forEach { free($0) } }
-        cHeaders.map { UnsafePointer($0) }.withUnsafeBufferPointer { headerPointers in
-            body.withUnsafeBufferPointer { bodyPointer in
-                sb_curl_post(handle, target.url, resolve, headerPointers.baseAddress, headerPointers.count,
-                             bodyPointer.baseAddress, bodyPointer.count, milliseconds, &result)
-            }
-        }
-        let latency = clock.now - start
+    /// What curl's outcome of a POST means for the attempt log.
+    static func attemptResult(_ result: sb_http_result, timeoutMilliseconds: Int, latency: Duration) -> AttemptResult {
+        var result = result
         let error = withUnsafeBytes(of: &result.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let retryAfter = withUnsafeBytes(of: &result.retry_after) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         guard result.curl_code == 0 else {
             let timedOut = result.curl_code == 28 // CURLE_OPERATION_TIMEDOUT
             return AttemptResult(outcome: timedOut ? .timeout : .networkError, status: nil,
-                                 error: timedOut ? "no answer within \(milliseconds) ms" : error,
+                                 error: timedOut ? "no answer within \(timeoutMilliseconds) ms" : error,
                                  retryAfterSeconds: nil, latency: latency)
         }
         let status = Int(result.status)
         let outcome: AttemptResult.Outcome = (200 ..< 300).contains(status) ? .delivered : status == 410 ? .gone : .httpError
-        return AttemptResult(outcome: outcome, status: status,
-                             error: outcome == .delivered ? nil : "the endpoint answered \(status)",
-                             retryAfterSeconds: outcome == .delivered ? nil : RetryAfter.seconds(retryAfter, now: Date()),
-                             latency: latency)
+        guard outcome != .delivered else {
+            return AttemptResult(outcome: outcome, status: status, error: nil, retryAfterSeconds: nil, latency: latency)
+        }
+        let retryAfter = withUnsafeBytes(of: &result.retry_after) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return AttemptResult(outcome: outcome, status: status, error: "the endpoint answered \(status)",
+                             retryAfterSeconds: RetryAfter.seconds(retryAfter, now: Date()), latency: latency)
     }
 }
 

@@ -82,6 +82,9 @@ class Handler(BaseHTTPRequestHandler):
         self.reply({"ok": 200, "fail": 500, "gone": 410}.get(mode, 500), b"ok")
 
 
+# A listen queue deep enough for a worker's POSTs all connecting at once (the default of 5 drops the rest's SYNs,
+# which the kernel resends only after a second).
+ThreadingHTTPServer.request_queue_size = 128
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
 print(json.dumps({"port": server.server_address[1]}), flush=True)

@@ -3,16 +3,14 @@ import Testing
 import TestSupport
 @testable import Webhooks
 
-/// The delivery threads run every job given them, each with a handle of its thread's, and end once stopped.
+/// The resolver threads run every job given them, on at most `limit` threads, and end once stopped.
 @Suite(.timeLimit(.minutes(5)))
-struct DeliveryThreadsTests {
+struct ResolverThreadsTests {
     @Test func everyJobRunsAndStopEndsEveryThread() async {
-        let threads = DeliveryThreads(limit: 3)
+        let threads = ResolverThreads(limit: 3)
         let ran = Locked(0)
         for _ in 0 ..< 30 {
-            threads.run { handle in
-                ran.withLock { $0 += handle == nil ? 0 : 1 }
-            }
+            threads.run { ran.withLock { $0 += 1 } }
         }
         await waitUntil { ran.withLock { $0 } == 30 }
         #expect(threads.threadCount >= 1 && threads.threadCount <= 3)

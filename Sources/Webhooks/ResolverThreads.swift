@@ -1,16 +1,16 @@
-import CCurl
 import Coordination
 import Foundation
 
-/// The threads that run blocking libcurl posts, each with a transfer handle of its own that it keeps, so deliveries
-/// to one endpoint reuse their connections (HTTP keep-alive, TLS sessions) instead of opening one per attempt.
+/// The threads that resolve endpoint names for deliveries: `getaddrinfo` blocks, for as long as DNS takes, so it
+/// runs on neither the service's cooperative threads nor the ``DeliveryEngine``'s one thread (where it would hold
+/// up every POST in flight). Targets given as IP literals need none of them.
 ///
 /// Threads start on demand, up to `limit`, and live until ``stop()`` (the worker calls it once its attempts are
 /// over); a job waits in the queue while all of them are busy (the worker never has more attempts in flight than its
 /// concurrency, so in practice none waits).
-final class DeliveryThreads: Sendable {
-    /// One post to run: the work, given the thread's handle.
-    typealias Job = @Sendable (UnsafeMutableRawPointer?) -> Void
+final class ResolverThreads: Sendable {
+    /// One blocking job to run.
+    typealias Job = @Sendable () -> Void
 
     private struct Queue {
         var jobs: [Job] = []
@@ -28,7 +28,7 @@ final class DeliveryThreads: Sendable {
     /// A pool of at most `limit` threads.
     init(limit: Int) { self.limit = max(1, limit) }
 
-    /// Runs `job` on one of the threads, with that thread's handle.
+    /// Runs `job` on one of the threads.
     func run(_ job: @escaping Job) {
         let start = queue.withLock { queue -> Bool in
             queue.jobs.append(job)
@@ -42,26 +42,24 @@ final class DeliveryThreads: Sendable {
         available.signal()
         guard start else { return }
         let thread = Thread { [self] in serve() }
-        thread.name = "webhook-delivery"
+        thread.name = "webhook-resolve"
         thread.start()
     }
 
-    /// Ends every thread once the jobs queued before are done (their handles, and connections, are closed).
+    /// Ends every thread once the jobs queued before are done.
     func stop() {
         let threads = queue.withLock { $0.threads }
         for _ in 0 ..< threads { available.signal() }
     }
 
     private func serve() {
-        let handle = sb_curl_handle_new()
         while true {
             available.wait()
             // A wake-up with no job is `stop()`'s.
             guard let job = queue.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { break }
-            job(handle)
+            job()
             queue.withLock { $0.idle += 1 }
         }
-        sb_curl_handle_free(handle)
         queue.withLock { $0.threads -= 1 }
     }
 
