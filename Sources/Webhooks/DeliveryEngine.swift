@@ -51,7 +51,9 @@ final class DeliveryEngine: @unchecked Sendable {
             inbox.posts.append(post)
             inbox.stopRequested = false
             if inbox.running {
-                sb_curl_engine_wakeup(engine) // under the lock: the thread cannot be ending meanwhile
+                // One wake-up for the POSTs handed in before the thread takes them (it takes them all at once). Under
+                // the lock: the thread cannot be ending meanwhile.
+                if inbox.posts.count == 1 { sb_curl_engine_wakeup(engine) }
                 return false
             }
             inbox.running = true

@@ -47,6 +47,7 @@ enum WebhookPost {
         let clock = ContinuousClock()
         let start = clock.now
         let milliseconds = max(1, Int(timeout.wholeMilliseconds))
+        let isLiteral = TargetAddress(literal: target.host) != nil
         return await withCheckedContinuation { continuation in
             let begin: @Sendable () -> Void = {
                 let addresses: [TargetAddress]
@@ -59,7 +60,7 @@ enum WebhookPost {
                     return
                 }
                 // An IP literal connects to itself; a name is pinned to the addresses just checked.
-                let resolve: String? = TargetAddress(literal: target.host) != nil ? nil
+                let resolve: String? = isLiteral ? nil
                     : "\(target.host):\(target.port):" + addresses.map { address in
                         if case .v6 = address { return "[\(address.text)]" }
                         return address.text
@@ -71,7 +72,7 @@ enum WebhookPost {
                 })
             }
             // A literal needs no lookup (nothing blocks); a name's lookup does, for as long as DNS takes.
-            if TargetAddress(literal: target.host) != nil { begin() } else { resolvers.run(begin) }
+            if isLiteral { begin() } else { resolvers.run(begin) }
         }
     }
 
