@@ -95,6 +95,11 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         bench_log "round $r, $label: $rate deliveries/s, µs per delivery: Switchboard $own, Postgres $pg"
     done
 done
+# The floor under Switchboard's share: a C client doing nothing but the POSTs, one at a time, to the same receiver.
+CURL_POST=$BENCH_DIR/c-baseline/curl_post
+gcc -O2 -Wall -Werror -o "$CURL_POST" "$BENCH_DIR/c-baseline/curl_post.c" -lcurl || bench_die "curl_post failed to build"
+floor=$("$CURL_POST" "http://127.0.0.1:$hook_port/hook" "$BURST")
+bench_log "C floor: $floor µs of CPU per POST (libcurl alone)"
 # shellcheck disable=SC2086 # the rounds are words
 own=$(bench_median ${ROUNDS_OWN[switchboard]}) total=$(bench_median ${ROUNDS_TOTAL[switchboard]})
 verdicts=(
@@ -109,6 +114,8 @@ verdicts=(
     echo "- each round: $BURST message events committed at once over 100 interactions, CPU from the commit until none is"
     echo "  pending and the outbox is vacuumed; the receiver answers 204 at once (its CPU is not counted)"
     [ -n "${SWITCHBOARD_BASELINE_BIN:-}" ] && echo "- baseline: \`$SWITCHBOARD_BASELINE_BIN\`, on a database of its own, rounds alternating"
+    echo "- the floor under Switchboard's share: a C client POSTing the same way with libcurl alone, one POST at a time"
+    echo "  (\`bench/c-baseline/curl_post.c\`), spends $floor µs of CPU per POST"
     echo
     echo "| round | server | deliveries/s | Switchboard µs/delivery | Postgres µs/delivery | total |"
     echo "| ---: | --- | ---: | ---: | ---: | ---: |"
