@@ -16,6 +16,12 @@ extension InteractionRoutes {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(ReadBody.self)
         guard body.eventID >= 0 else { throw Problem.badRequest("event_id must be an event id (0 or more).", parameter: "event_id") }
+        // Without an `Idempotency-Key` (marking read is idempotent by itself): a check and one statement.
+        if try IdempotentWrites.key(of: request, principal) == nil, let position = try await pool.withConnection({ [store] connection in
+            try await store.markReadAlone(through: body.eventID, by: principal, in: id, on: connection)
+        }) {
+            return try .json(position)
+        }
         return try await writes.run(request, principal) { [store] connection in
             try .json(try await store.markRead(through: body.eventID, by: principal, in: id, on: connection))
         }

@@ -70,7 +70,7 @@ extension InteractionStore {
     }
 
     /// The log's last id and `principal`'s read position in `id`, or nil when `principal` may not see it.
-    private func standing(of principal: Principal, in id: UUID,
+    func standing(of principal: Principal, in id: UUID,
                           on connection: PostgresConnection) async throws -> (lastSeq: Int64, position: ReadPosition)? {
         let rows = try await connection.query("""
             SELECT i.last_seq, position.read_through,

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import Postgres
 import TestSupport
@@ -202,6 +203,74 @@ struct ReadStateTests {
         let positions = try events.map { try $0.decode("through", as: Int64.self) }
         #expect(positions == positions.sorted() && Set(positions).count == positions.count, "seed \(seed): \(positions)")
         #expect(positions.last == last, "seed \(seed)")
+        await app.stop()
+    }
+
+    /// Reads racing messages: the customer reads through ids the agent's messages have reached so far while more are
+    /// posted. Each answer is consistent with the log (its unread count is at most the agent's messages after its
+    /// position), and at the end the position's stored count of messages read, the unread count and the `read`
+    /// events agree with the log itself.
+    @Test(arguments: [UInt64(3), 41])
+    func readsRacingMessagesAgreeWithTheLog(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let posted = Locked<Int64>(try await Self.post(app, id, who.agent, "first"))
+        let plan = (0 ..< 40).map { _ in (Int.random(in: 0 ... 2, using: &random), Double.random(in: 0 ... 1, using: &random)) }
+        let answers = try await withThrowingTaskGroup(of: (Int64, Int64, Int64)?.self) { group in
+            group.addTask {
+                for n in 0 ..< 25 {
+                    let seq = try await Self.post(app, id, who.agent, "m\(n)")
+                    posted.withLock { $0 = max($0, seq) }
+                }
+                return nil
+            }
+            for (pause, fraction) in plan {
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(pause * 15))
+                    let known = posted.withLock { $0 }
+                    let target = max(1, Int64((Double(known) * fraction).rounded(.up)))
+                    let response = try await Self.read(app, id, who.alice, target)
+                    #expect(response.status == 200, "seed \(seed): \(response.status)")
+                    let json = try response.json()
+                    return (target, Self.int(json["read_through"]) ?? -1, Self.int(json["unread_count"]) ?? -1)
+                }
+            }
+            return try await group.reduce(into: [(Int64, Int64, Int64)]()) { if let answer = $1 { $0.append(answer) } }
+        }
+        let total = try await app.database.query("""
+            SELECT count(*) AS n FROM interaction_events WHERE kind = 'message' AND payload->>'sender_role' = 'agent'
+            """)[0].decode("n", as: Int64.self)
+        for (target, position, unread) in answers {
+            #expect(position >= target && unread >= 0, "seed \(seed): asked \(target), got \(position) with \(unread) unread")
+            let after = try await app.database.query("""
+                SELECT count(*) AS n FROM interaction_events
+                WHERE kind = 'message' AND payload->>'sender_role' = 'agent' AND seq > $1
+                """, [position])[0].decode("n", as: Int64.self)
+            #expect(unread <= after, "seed \(seed): \(unread) unread after \(position), the log has \(after)")
+        }
+        // The stored position agrees with the log it covers.
+        let stored = try await app.database.query("""
+            SELECT r.read_through, r.messages_read,
+                   (SELECT count(*) FROM interaction_events e WHERE e.interaction_id = r.interaction_id AND e.kind = 'message'
+                      AND e.payload->>'sender_role' = 'agent' AND e.seq <= r.read_through) AS covered
+            FROM interaction_reads r WHERE r.reader_role = 'customer'
+            """)
+        let row = try #require(stored.first)
+        let through: Int64 = try row.decode("read_through")
+        #expect(try row.decode("messages_read", as: Int64.self) == row.decode("covered", as: Int64.self), "seed \(seed)")
+        #expect(through == answers.map { $0.1 }.max(), "seed \(seed)")
+        let after = try await app.database.query("""
+            SELECT count(*) AS n FROM interaction_events WHERE kind = 'message' AND payload->>'sender_role' = 'agent' AND seq > $1
+            """, [through])[0].decode("n", as: Int64.self)
+        #expect(try await Self.counts(app, id, who.alice).0 == after, "seed \(seed): \(total) agent messages, read through \(through)")
+        let events = try await app.database.query("""
+            SELECT (payload->>'read_through')::bigint AS through FROM interaction_events WHERE kind = 'read' ORDER BY seq
+            """)
+        let positions = try events.map { try $0.decode("through", as: Int64.self) }
+        #expect(positions == positions.sorted() && Set(positions).count == positions.count && positions.last == through,
+                "seed \(seed): \(positions)")
         await app.stop()
     }
 }

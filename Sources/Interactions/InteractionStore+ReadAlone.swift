@@ -1,0 +1,87 @@
+import Accounts
+import HTTPServer
+import Foundation
+import Postgres
+
+extension InteractionStore {
+    /// ``markRead(through:by:in:on:)`` without a transaction of its own: the position's check as there (a position
+    /// already at or past `eventID` is answered at once, with no row lock), then the write in one statement that is
+    /// its own transaction — the row lock, the position, the `read` event (or, on an interaction that is over, the
+    /// change for inbox streams), the notice, and the position as it then stands. Two round trips instead of eight
+    /// (BEGIN, check, lock, position, event, notice, position, COMMIT). `connection` must not be in a transaction.
+    ///
+    /// The same guarantees: `read` events of one reader in increasing order and only when the position advanced,
+    /// none after an interaction's final event, and the same errors. Nil, rarely, when the event read through was
+    /// logged while the statement waited for the row: then ``markRead(through:by:in:on:)`` in a transaction must do
+    /// it (it counts the messages read after taking the lock; the statement counts them in its snapshot).
+    public func markReadAlone(through eventID: Int64, by principal: Principal, in id: UUID,
+                              on connection: PostgresConnection) async throws -> ReadPosition? {
+        guard let role = principal.role, let reader = principal.userID else { throw InteractionError.notFound(id) }
+        guard let standing = try await standing(of: principal, in: id, on: connection) else {
+            throw InteractionError.notFound(id)
+        }
+        if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
+        let event = ReadEvent(readerID: reader, readerRole: role.rawValue, readThrough: eventID)
+        let rows = try await connection.query(InteractionStore.readAloneStatement, [
+            id, principal.tenantID, InteractionStore.customerScope(principal), role.rawValue, reader, eventID,
+            String(decoding: try JSON.encode(event), as: UTF8.self),
+        ])
+        guard let row = rows.first else { throw InteractionError.notFound(id) }
+        if let readThrough = try row.decode("read_through", as: Int64?.self) {
+            return ReadPosition(readThrough: readThrough, unreadCount: try row.decode("unread_count"))
+        }
+        let lastSeq: Int64 = try row.decode("last_seq")
+        guard eventID <= lastSeq else { throw InteractionError.readBeyondLog(id, eventID: eventID, lastSeq: lastSeq) }
+        if eventID > (try row.decode("seen_last_seq", as: Int64.self)) { return nil }
+        // Not advanced: the position was already at or past `eventID` (another request of the reader's moved it
+        // meanwhile). Where it stands now, as a statement begun after that one committed sees it.
+        return try await position(of: principal, in: id, on: connection)
+    }
+
+    /// Interaction `$1` of tenant `$2` (of customer `$3` when not null), read by `$5` on side `$4` through event `$6`:
+    /// takes the row lock; when `$6` is in the log as this statement's snapshot has it (so every message it covers is
+    /// counted) and beyond the reader's position, moves the position, appends `read` event `$7` if the interaction is
+    /// open (else records the change for inbox streams) and sends the notice. Answers the log's last id as locked
+    /// (`last_seq`) and as the snapshot saw it (`seen_last_seq`), and, when it moved the position, the position and
+    /// the unread count (null otherwise). No row: no such interaction for this caller.
+    static let readAloneStatement = PreparedStatement("""
+        WITH target AS (
+            SELECT id, tenant_id, state, last_seq,
+                   CASE WHEN $4::text = 'agent' THEN customer_messages ELSE agent_messages END AS other_messages
+            FROM interactions
+            WHERE id = $1::uuid AND tenant_id = $2::uuid AND ($3::text IS NULL OR customer_id = $3)
+            FOR UPDATE
+        ), seen AS (
+            SELECT last_seq FROM interactions WHERE id = $1::uuid
+        ), advanced AS (
+            INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through, messages_read)
+            SELECT t.id, $4::text, $5, $6::bigint,
+                   (SELECT count(*) FROM interaction_events e
+                    WHERE e.interaction_id = $1::uuid AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
+                      AND e.payload->>'sender_role' <> $4::text AND e.seq <= $6::bigint)
+            FROM target t, seen s
+            WHERE $6::bigint > 0 AND $6::bigint <= t.last_seq AND $6::bigint <= s.last_seq
+            ON CONFLICT (interaction_id, reader_role, reader_id) DO UPDATE
+                SET read_through = excluded.read_through, messages_read = excluded.messages_read, updated_at = now()
+                WHERE interaction_reads.read_through < excluded.read_through
+            RETURNING read_through, messages_read
+        ), next AS (
+            UPDATE interactions SET \(nextEvent(payload: "$7::jsonb", isMessage: "false"))
+            WHERE id = (SELECT id FROM target WHERE state = '\(InteractionState.started.rawValue)')
+              AND EXISTS (SELECT 1 FROM advanced)
+            RETURNING last_seq
+        ), appended AS (
+            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+            SELECT $1::uuid, last_seq, '\(InteractionStore.Kind.read.rawValue)', $7::jsonb FROM next
+            RETURNING seq
+        ), changed AS (
+            INSERT INTO interaction_changes (tenant_id, interaction_id)
+            SELECT tenant_id, id FROM target WHERE EXISTS (SELECT 1 FROM advanced)
+        )
+        SELECT t.last_seq, s.last_seq AS seen_last_seq, a.read_through, t.other_messages - a.messages_read AS unread_count,
+               CASE WHEN a.read_through IS NOT NULL
+                    THEN pg_notify('\(InteractionStore.channel)',
+                                   $1::text || ':' || coalesce((SELECT seq FROM appended), t.last_seq)) END AS notified
+        FROM target t CROSS JOIN seen s LEFT JOIN advanced a ON true
+        """)
+}
