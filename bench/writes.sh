@@ -4,7 +4,8 @@
 # off (off: the disk no longer hides the software's cost). In each round, one after the other:
 #   - Switchboard, plain; with an Idempotency-Key each; plain to a tenant with a webhook endpoint subscribed to
 #     message.created (delivered to the raw-C baseline's POST /hook; its CPU is counted until the outbox drains, so a
-#     POST carries its delivery);
+#     POST carries its delivery); and the agent's read positions moving one event at a time over the same
+#     interactions (bench/writes_read.lua; each read writes the position and a `read` event);
 #   - pgbench -M prepared -c8 running the transaction a message was before it became one statement
 #     (bench/writes/transaction.sql: BEGIN, the row lock, the append, the notice, COMMIT) on the same interactions;
 #   - FastAPI + uvicorn (2 workers) + asyncpg running that same transaction (bench/fastapi/app.py), under the same wrk
@@ -118,8 +119,18 @@ measure() {
             sb-hook) list=$hook_ids token=$hook_agent ;;
             fastapi) base=$fastapi path=/interactions/ ;;
         esac
-        WRITES_IDS=$list WRITES_TOKEN=$token WRITES_IDEMPOTENT=$idempotent WRITES_PATH=$path \
-            bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes.lua" "$base" >"$raw" 2>&1
+        if [ "$kind" = sb-read ]; then
+            # Each interaction's position moves from just past where the agent's position is now.
+            psql "$DATABASE_URL" -qAt -F ' ' -c "SELECT i.id, coalesce(r.read_through, 0) + 1 FROM bench_targets t
+                JOIN interactions i ON i.id = t.id
+                LEFT JOIN interaction_reads r ON r.interaction_id = i.id AND r.reader_role = 'agent' AND r.reader_id = 'agent-1'
+                ORDER BY t.n" >"$BENCH_OUT/raw/writes-reads.txt"
+            WRITES_READS=$BENCH_OUT/raw/writes-reads.txt WRITES_TOKEN=$token WRK_THREADS=2 \
+                bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes_read.lua" "$base" >"$raw" 2>&1
+        else
+            WRITES_IDS=$list WRITES_TOKEN=$token WRITES_IDEMPOTENT=$idempotent WRITES_PATH=$path \
+                bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes.lua" "$base" >"$raw" 2>&1
+        fi
         [ "$kind" = sb-hook ] && bench_webhook_drain
         requests=$(awk '/requests in/ { print $1 }' "$raw")
         read -r rps p50 p99 errors _ < <(bench_parse_wrk "$raw")
@@ -152,6 +163,7 @@ for commit in on off; do
         measure "$at: Switchboard, plain" "$commit-$r-plain" sb
         measure "$at: Switchboard, Idempotency-Key" "$commit-$r-key" sb-key
         measure "$at: Switchboard, plain, webhook subscribed" "$commit-$r-hook" sb-hook
+        measure "$at: Switchboard, read positions that move" "$commit-$r-read" sb-read
         measure "$at: pgbench -c8, the transaction" "$commit-$r-pgbench" pgbench
         [ -z "$fastapi" ] || measure "$at: FastAPI + asyncpg, the transaction" "$commit-$r-fastapi" fastapi
         plain=$commit-$r-plain

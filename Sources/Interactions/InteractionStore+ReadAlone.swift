@@ -53,19 +53,10 @@ extension InteractionStore {
             FOR UPDATE
         ), seen AS (
             SELECT last_seq FROM interactions WHERE id = $1::uuid
-        ), advanced AS (
-            INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through, messages_read)
-            SELECT t.id, $4::text, $5, $6::bigint,
-                   (SELECT count(*) FROM interaction_events e
-                    WHERE e.interaction_id = $1::uuid AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
-                      AND e.payload->>'sender_role' <> $4::text AND e.seq <= $6::bigint)
-            FROM target t, seen s
-            WHERE $6::bigint > 0 AND $6::bigint <= t.last_seq AND $6::bigint <= s.last_seq
-            ON CONFLICT (interaction_id, reader_role, reader_id) DO UPDATE
-                SET read_through = excluded.read_through, messages_read = excluded.messages_read, updated_at = now()
-                WHERE interaction_reads.read_through < excluded.read_through
-            RETURNING read_through, messages_read
-        ), next AS (
+        ), \(positionMove(interaction: "$1::uuid", side: "$4::text", reader: "$5::text", through: "$6::bigint", when: """
+            EXISTS (SELECT 1 FROM target t, seen s WHERE $6::bigint > 0 AND $6::bigint <= t.last_seq AND $6::bigint <= s.last_seq)
+            """))
+        , next AS (
             UPDATE interactions SET \(nextEvent(payload: "$7::jsonb", isMessage: "false"))
             WHERE id = (SELECT id FROM target WHERE state = '\(InteractionState.started.rawValue)')
               AND EXISTS (SELECT 1 FROM advanced)

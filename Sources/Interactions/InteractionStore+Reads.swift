@@ -38,15 +38,9 @@ extension InteractionStore {
             // The other side's messages the position covers are counted once, here, so that unread counts are a
             // subtraction (see `unreadCount(of:side:reader:)`).
             let advanced = try await connection.query("""
-                INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through, messages_read)
-                VALUES ($1::uuid, $2::text, $3, $4::bigint,
-                        (SELECT count(*) FROM interaction_events e
-                         WHERE e.interaction_id = $1::uuid AND e.kind = '\(InteractionStore.Kind.message.rawValue)'
-                           AND e.payload->>'sender_role' <> $2::text AND e.seq <= $4::bigint))
-                ON CONFLICT (interaction_id, reader_role, reader_id) DO UPDATE
-                    SET read_through = excluded.read_through, messages_read = excluded.messages_read, updated_at = now()
-                    WHERE interaction_reads.read_through < excluded.read_through
-                RETURNING read_through
+                WITH \(InteractionStore.positionMove(interaction: "$1::uuid", side: "$2::text", reader: "$3::text",
+                                                        through: "$4::bigint", when: "true"))
+                SELECT read_through FROM advanced
                 """, [id, role.rawValue, reader, eventID])
             if !advanced.isEmpty {
                 if locked.state.isOpen {
@@ -59,6 +53,47 @@ extension InteractionStore {
             }
         }
         return try await position(of: principal, in: id, on: connection)
+    }
+
+    /// CTEs that move the read position of `reader` on `side` in `interaction` to `through` when `when` holds and
+    /// the position is behind it, as SQL; the last, `advanced`, has the position written (`read_through`,
+    /// `messages_read`), or no row. The caller holds the interaction's row lock (every writer of positions takes it),
+    /// and every event up to `through` must be in the statement's snapshot.
+    ///
+    /// The other side's messages the position covers are counted once, here, so that unread counts are a
+    /// subtraction (see `unreadCount(of:side:reader:)`): a position that exists adds the messages between its old
+    /// and new place (a look at the events it moves over), and only a reader's first position counts the log from
+    /// the start. (Counting from the start at every move cost each read a look at every event before it.)
+    static func positionMove(interaction: String, side: String, reader: String, through: String, when: String) -> String {
+        let otherSidesMessages = """
+            e.kind = '\(InteractionStore.Kind.message.rawValue)' AND e.payload->>'sender_role' <> \(side)
+            """
+        return """
+            moved AS (
+                UPDATE interaction_reads r SET read_through = \(through), updated_at = now(),
+                    messages_read = r.messages_read + (SELECT count(*) FROM interaction_events e
+                        WHERE e.interaction_id = \(interaction) AND \(otherSidesMessages)
+                          AND e.seq > r.read_through AND e.seq <= \(through))
+                WHERE r.interaction_id = \(interaction) AND r.reader_role = \(side) AND r.reader_id = \(reader)
+                  AND r.read_through < \(through) AND \(when)
+                RETURNING r.read_through, r.messages_read
+            ), first AS (
+                -- No position in the snapshot: the first one (or, should one have been written since, the upsert
+                -- moves it, counting from the start).
+                INSERT INTO interaction_reads (interaction_id, reader_role, reader_id, read_through, messages_read)
+                SELECT \(interaction), \(side), \(reader), \(through),
+                       (SELECT count(*) FROM interaction_events e
+                        WHERE e.interaction_id = \(interaction) AND \(otherSidesMessages) AND e.seq <= \(through))
+                WHERE \(when) AND NOT EXISTS (SELECT 1 FROM interaction_reads r
+                    WHERE r.interaction_id = \(interaction) AND r.reader_role = \(side) AND r.reader_id = \(reader))
+                ON CONFLICT (interaction_id, reader_role, reader_id) DO UPDATE
+                    SET read_through = excluded.read_through, messages_read = excluded.messages_read, updated_at = now()
+                    WHERE interaction_reads.read_through < excluded.read_through
+                RETURNING read_through, messages_read
+            ), advanced AS (
+                SELECT read_through, messages_read FROM moved UNION ALL SELECT read_through, messages_read FROM first
+            )
+            """
     }
 
     /// The read position of the session `principal` in `id`, with the other side's messages after it.

@@ -207,7 +207,7 @@ struct ReadStateTests {
     }
 
     /// Reads racing messages: the customer reads through ids the agent's messages have reached so far while more are
-    /// posted. Each answer is consistent with the log (its unread count is at most the agent's messages after its
+    /// posted, with and without an `Idempotency-Key` (two paths: a transaction, and one statement). Each answer is consistent with the log (its unread count is at most the agent's messages after its
     /// position), and at the end the position's stored count of messages read, the unread count and the `read`
     /// events agree with the log itself.
     @Test(arguments: [UInt64(3), 41])
@@ -217,7 +217,11 @@ struct ReadStateTests {
         let who = try await InteractionsEndToEndTests.people(app)
         let id = try await InteractionsEndToEndTests.start(app, who.alice)
         let posted = Locked<Int64>(try await Self.post(app, id, who.agent, "first"))
-        let plan = (0 ..< 40).map { _ in (Int.random(in: 0 ... 2, using: &random), Double.random(in: 0 ... 1, using: &random)) }
+        // Some reads carry an Idempotency-Key: those take the transaction's path, racing the one-statement path.
+        let plan = (0 ..< 40).map { n in
+            (Int.random(in: 0 ... 2, using: &random), Double.random(in: 0 ... 1, using: &random),
+             Bool.random(using: &random) ? "read-\(seed)-\(n)" : nil)
+        }
         let answers = try await withThrowingTaskGroup(of: (Int64, Int64, Int64)?.self) { group in
             group.addTask {
                 for n in 0 ..< 25 {
@@ -226,12 +230,14 @@ struct ReadStateTests {
                 }
                 return nil
             }
-            for (pause, fraction) in plan {
+            for (pause, fraction, key) in plan {
                 group.addTask {
                     try await Task.sleep(for: .milliseconds(pause * 15))
                     let known = posted.withLock { $0 }
                     let target = max(1, Int64((Double(known) * fraction).rounded(.up)))
-                    let response = try await Self.read(app, id, who.alice, target)
+                    let response = try await app.call("POST", "/v1/interactions/\(id)/read", token: who.alice,
+                                                      headers: key.map { ["Idempotency-Key": $0] } ?? [:],
+                                                      body: #"{"event_id":\#(target)}"#)
                     #expect(response.status == 200, "seed \(seed): \(response.status)")
                     let json = try response.json()
                     return (target, Self.int(json["read_through"]) ?? -1, Self.int(json["unread_count"]) ?? -1)
