@@ -279,4 +279,52 @@ struct ReadStateTests {
                 "seed \(seed): \(positions)")
         await app.stop()
     }
+
+    /// A read through an event committed while the read waited for the interaction's row: the one statement cannot
+    /// count that event's message (it is not in the statement's snapshot), so the read is made in a transaction
+    /// begun after it, and the answer and the stored count still agree with the log.
+    @Test func aReadThroughAnEventLoggedWhileItWaitedCountsThatEvent() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        let first = try await Self.post(app, id, who.agent, "Hello")
+        #expect(try await Self.read(app, id, who.alice, first).status == 200)
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: app.database.url), maxConnections: 1)
+        let reading = Locked<Task<RawResponse, any Error>?>(nil)
+        let logged = try await pool.withTransaction { connection -> Int64 in
+            // An agent's message logged by hand under the row lock, as a POST would; not committed yet.
+            let next = try await connection.query("""
+                UPDATE interactions SET last_seq = last_seq + 1, agent_messages = agent_messages + 1
+                WHERE id = $1::uuid RETURNING last_seq
+                """, [UUID(uuidString: id)])[0].decode("last_seq", as: Int64.self)
+            _ = try await connection.query("""
+                INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+                VALUES ($1::uuid, $2, 'message', jsonb_build_object('id', gen_random_uuid(), 'sender_id', 'agent-1',
+                        'sender_role', 'agent', 'text', 'logged while the read waited'))
+                """, [UUID(uuidString: id), next])
+            // The read asks for that event's id: its check sees the log without it, so it goes on to the statement,
+            // whose snapshot lacks it too, and waits for the row.
+            reading.withLock { $0 = Task { try await Self.read(app, id, who.alice, next) } }
+            #expect(await eventually(timeout: .seconds(10)) {
+                let waiting = try? await app.database.query("""
+                    SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%interaction_reads%'
+                    """)
+                return (try? waiting?.first?.decode("n", as: Int64.self)) ?? 0 > 0
+            })
+            return next
+        }
+        let task = try #require(reading.withLock { $0 })
+        let response = try await task.value
+        let json = try response.json()
+        #expect(response.status == 200)
+        #expect(Self.int(json["read_through"]) == logged && Self.int(json["unread_count"]) == 0, "\(json)")
+        let stored = try await app.database.query("""
+            SELECT read_through, messages_read FROM interaction_reads WHERE reader_role = 'customer'
+            """)
+        #expect(try stored[0].decode("read_through", as: Int64.self) == logged)
+        #expect(try stored[0].decode("messages_read", as: Int64.self) == 2, "the message logged meanwhile was not counted")
+        #expect(try await Self.counts(app, id, who.alice).0 == 0)
+        await pool.close()
+        await app.stop()
+    }
 }
