@@ -81,11 +81,14 @@ void *sb_curl_engine_new(void) {
     return e;
 }
 
-static void transfer_release_lists(transfer *t) {
+/// Puts a transfer no longer in flight on the free list, its header and resolve lists freed.
+static void recycle(engine *e, transfer *t) {
     curl_slist_free_all(t->headers);
     curl_slist_free_all(t->resolve);
     t->headers = NULL;
     t->resolve = NULL;
+    t->next_free = e->free_list;
+    e->free_list = t;
 }
 
 void sb_curl_engine_free(void *handle) {
@@ -95,13 +98,11 @@ void sb_curl_engine_free(void *handle) {
         transfer *t = e->active;
         unlink_active(e, t);
         curl_multi_remove_handle(e->multi, t->easy);
-        t->next_free = e->free_list;
-        e->free_list = t;
+        recycle(e, t);
     }
     while (e->free_list) {
         transfer *t = e->free_list;
         e->free_list = t->next_free;
-        transfer_release_lists(t);
         curl_easy_cleanup(t->easy);
         free(t);
     }
@@ -154,9 +155,7 @@ int sb_curl_engine_add(void *handle, uint64_t tag, const char *url, const char *
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t->result);
     CURLMcode added = curl_multi_add_handle(e->multi, curl);
     if (added != CURLM_OK) {
-        transfer_release_lists(t);
-        t->next_free = e->free_list;
-        e->free_list = t;
+        recycle(e, t);
         return CURLE_FAILED_INIT;
     }
     link_active(e, t);
@@ -186,9 +185,7 @@ static int collect(engine *e, sb_curl_done *done, int capacity) {
         done[count].tag = t->tag;
         done[count].result = t->result;
         count++;
-        transfer_release_lists(t);
-        t->next_free = e->free_list;
-        e->free_list = t;
+        recycle(e, t);
     }
     return count;
 }

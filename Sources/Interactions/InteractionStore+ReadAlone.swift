@@ -16,11 +16,8 @@ extension InteractionStore {
     /// it (it counts the messages read after taking the lock; the statement counts them in its snapshot).
     public func markReadAlone(through eventID: Int64, by principal: Principal, in id: UUID,
                               on connection: PostgresConnection) async throws -> ReadPosition? {
-        guard let role = principal.role, let reader = principal.userID else { throw InteractionError.notFound(id) }
-        guard let standing = try await standing(of: principal, in: id, on: connection) else {
-            throw InteractionError.notFound(id)
-        }
-        if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
+        let (role, reader, unchanged) = try await readCheck(through: eventID, by: principal, in: id, on: connection)
+        if let unchanged { return unchanged }
         let event = ReadEvent(readerID: reader, readerRole: role.rawValue, readThrough: eventID)
         let rows = try await connection.query(InteractionStore.readAloneStatement, [
             id, principal.tenantID, InteractionStore.customerScope(principal), role.rawValue, reader, eventID,

@@ -23,20 +23,13 @@ extension InteractionStore {
     /// ``InteractionError/readBeyondLog(_:eventID:lastSeq:)`` when `eventID` is beyond its log.
     public func markRead(through eventID: Int64, by principal: Principal, in id: UUID,
                          on connection: PostgresConnection) async throws -> ReadPosition {
-        guard let role = principal.role, let reader = principal.userID else { throw InteractionError.notFound(id) }
-        // A position already at or past `eventID` stays as it is: answer without queueing on the row lock (apps mark
-        // read whenever they show a conversation). The log's last id only grows, so the check holds.
-        guard let standing = try await standing(of: principal, in: id, on: connection) else {
-            throw InteractionError.notFound(id)
-        }
-        if eventID <= standing.lastSeq && eventID <= standing.position.readThrough { return standing.position }
+        let (role, reader, unchanged) = try await readCheck(through: eventID, by: principal, in: id, on: connection)
+        if let unchanged { return unchanged }
         guard let locked = try await lock(id, for: principal, on: connection) else { throw InteractionError.notFound(id) }
         guard eventID <= locked.lastSeq else {
             throw InteractionError.readBeyondLog(id, eventID: eventID, lastSeq: locked.lastSeq)
         }
         if eventID > 0 {
-            // The other side's messages the position covers are counted once, here, so that unread counts are a
-            // subtraction (see `unreadCount(of:side:reader:)`).
             let advanced = try await connection.query("""
                 WITH \(InteractionStore.positionMove(interaction: "$1::uuid", side: "$2::text", reader: "$3::text",
                                                         through: "$4::bigint", when: "true"))
@@ -53,6 +46,20 @@ extension InteractionStore {
             }
         }
         return try await position(of: principal, in: id, on: connection)
+    }
+
+    /// What both ways of marking read check first: the reader (a session's role and user id), and, when their
+    /// position is already at or past `eventID`, that position, which stays as it is — answered without queueing on
+    /// the row lock (apps mark read whenever they show a conversation; the log's last id only grows, so the check
+    /// holds). Throws ``InteractionError/notFound(_:)`` when `principal` may not see the interaction or is no session.
+    func readCheck(through eventID: Int64, by principal: Principal, in id: UUID, on connection: PostgresConnection)
+        async throws -> (role: Role, reader: String, unchanged: ReadPosition?) {
+        guard let role = principal.role, let reader = principal.userID else { throw InteractionError.notFound(id) }
+        guard let standing = try await standing(of: principal, in: id, on: connection) else {
+            throw InteractionError.notFound(id)
+        }
+        let unchanged = eventID <= standing.lastSeq && eventID <= standing.position.readThrough
+        return (role, reader, unchanged ? standing.position : nil)
     }
 
     /// CTEs that move the read position of `reader` on `side` in `interaction` to `through` when `when` holds and
@@ -105,7 +112,7 @@ extension InteractionStore {
     }
 
     /// The log's last id and `principal`'s read position in `id`, or nil when `principal` may not see it.
-    func standing(of principal: Principal, in id: UUID,
+    private func standing(of principal: Principal, in id: UUID,
                           on connection: PostgresConnection) async throws -> (lastSeq: Int64, position: ReadPosition)? {
         let rows = try await connection.query("""
             SELECT i.last_seq, position.read_through,

@@ -6,10 +6,10 @@ import Postgres
 /// The delivery worker of one process, run as a ``Service``: claims due messages from the outbox (every replica
 /// runs one; `SKIP LOCKED` and leases keep them from taking the same message), signs and POSTs each on its
 /// ``DeliveryEngine`` (one thread carrying every POST in flight, keeping their connections for the next attempts),
-/// and records the attempt. Woken by the
-/// outbox trigger's NOTIFY, and by a poll as a backstop (retries fall due without a notice). Hourly, it prunes
-/// attempts and finished messages past their retention. Every decision (when and how much to claim, retries,
-/// disabling, shutdown) is the ``DeliveryScheduler``'s; this class carries out its actions.
+/// and records the attempt. Woken by the outbox trigger's NOTIFY, and by a poll as a backstop (retries fall due
+/// without a notice). Hourly, it prunes attempts and finished messages past their retention. Every decision (when
+/// and how much to claim, retries, disabling, shutdown) is the ``DeliveryScheduler``'s; this class carries out its
+/// actions.
 ///
 /// Guarantees: at least once — a message is retried until a 2xx, until its schedule is exhausted, or while its
 /// endpoint is disabled it waits; a worker that dies mid-attempt loses only its lease. Ordering: per endpoint and
