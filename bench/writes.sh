@@ -5,7 +5,9 @@
 #   - Switchboard, plain; with an Idempotency-Key each; plain to a tenant with a webhook endpoint subscribed to
 #     message.created (delivered to the raw-C baseline's POST /hook; its CPU is counted until the outbox drains, so a
 #     POST carries its delivery); and the agent's read positions moving one event at a time over the same
-#     interactions (bench/writes_read.lua; each read writes the position and a `read` event);
+#     interactions (bench/writes_read.lua; each read writes the position and a `read` event); a customer opening
+#     interactions (bench/writes_create.lua); and the agent claiming the interactions and unassigning them in turn
+#     (bench/writes_assign.lua; each change logs an `assignment` event and an audit entry);
 #   - pgbench -M prepared -c8 running the transaction a message was before it became one statement
 #     (bench/writes/transaction.sql: BEGIN, the row lock, the append, the notice, COMMIT) on the same interactions;
 #   - FastAPI + uvicorn (2 workers) + asyncpg running that same transaction (bench/fastapi/app.py), under the same wrk
@@ -52,10 +54,10 @@ tenant() {
         customer=$(post /v1/sessions "$key" "{\"user_id\":\"customer-$n\",\"role\":\"customer\",\"ttl_seconds\":86400}" | field token)
         post /v1/interactions "$customer" '{"subject":"writes"}' | field id >>"$2"
     done
-    echo "$(echo "$created" | field id) $key $agent"
+    echo "$(echo "$created" | field id) $key $agent $customer"
 }
 ids=$BENCH_OUT/raw/writes-ids.txt hook_ids=$BENCH_OUT/raw/writes-hook-ids.txt
-read -r tenant_id _ agent < <(tenant Writes "$ids")
+read -r tenant_id _ agent customer < <(tenant Writes "$ids")
 read -r _ hook_key hook_agent < <(tenant "Writes with a webhook" "$hook_ids")
 post /v1/webhooks/endpoints "$hook_key" "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"message.created\"]}" >/dev/null
 database=$(psql "$DATABASE_URL" -qAt -c "SELECT current_database()")
@@ -119,7 +121,12 @@ measure() {
             sb-hook) list=$hook_ids token=$hook_agent ;;
             fastapi) base=$fastapi path=/interactions/ ;;
         esac
-        if [ "$kind" = sb-read ]; then
+        if [ "$kind" = sb-create ] || [ "$kind" = sb-claim ]; then
+            local script=writes_assign.lua
+            [ "$kind" = sb-create ] && script=writes_create.lua token=$customer
+            WRITES_IDS=$list WRITES_TOKEN=$token \
+                bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/$script" "$base" >"$raw" 2>&1
+        elif [ "$kind" = sb-read ]; then
             # Each interaction's position moves from just past where the agent's position is now.
             psql "$DATABASE_URL" -qAt -F ' ' -c "SELECT i.id, coalesce(r.read_through, 0) + 1 FROM bench_targets t
                 JOIN interactions i ON i.id = t.id
@@ -164,6 +171,8 @@ for commit in on off; do
         measure "$at: Switchboard, Idempotency-Key" "$commit-$r-key" sb-key
         measure "$at: Switchboard, plain, webhook subscribed" "$commit-$r-hook" sb-hook
         measure "$at: Switchboard, read positions that move" "$commit-$r-read" sb-read
+        measure "$at: Switchboard, interactions opened" "$commit-$r-create" sb-create
+        measure "$at: Switchboard, claims and unassignments in turn" "$commit-$r-claim" sb-claim
         measure "$at: pgbench -c8, the transaction" "$commit-$r-pgbench" pgbench
         [ -z "$fastapi" ] || measure "$at: FastAPI + asyncpg, the transaction" "$commit-$r-fastapi" fastapi
         plain=$commit-$r-plain

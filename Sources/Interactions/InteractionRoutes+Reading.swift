@@ -29,13 +29,7 @@ extension InteractionRoutes {
 
     /// `POST /v1/interactions/{id}/claim` (agents): the caller takes the interaction unless another agent holds it.
     @Sendable func claim(_ request: Request, _ principal: Principal) async throws -> Response {
-        let id = try InteractionRequest.id(request)
-        return try await writes.run(request, principal) { [store] connection in
-            let interaction = try await store.assign(id, .claim, by: principal, on: connection)
-            try await AuditLog.record("interaction.claimed", AuditTarget("interaction", id), tenant: principal.tenantID,
-                                      by: AuditContext(principal, request), on: connection)
-            return try .json(interaction)
-        }
+        try await assignment(InteractionRequest.id(request), .claim, audited: "interaction.claimed", request, principal)
     }
 
     /// The body of `assign`: `agent_id` must be present, a user id or null (unassign).
@@ -57,13 +51,20 @@ extension InteractionRoutes {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(AssignBody.self)
         if let agent = body.agentID { try Problem.requireLength(agent, of: "agent_id", in: 1 ... 200) }
-        return try await writes.run(request, principal) { [store] connection in
-            let interaction = try await store.assign(id, .assign(body.agentID), by: principal, on: connection)
-            try await AuditLog.record(body.agentID == nil ? "interaction.unassigned" : "interaction.assigned",
-                                      AuditTarget("interaction", id), tenant: principal.tenantID,
-                                      by: AuditContext(principal, request), on: connection)
-            return try .json(interaction)
+        return try await assignment(id, .assign(body.agentID),
+                                    audited: body.agentID == nil ? "interaction.unassigned" : "interaction.assigned",
+                                    request, principal)
+    }
+
+    /// Claims or assigns in one statement; with an `Idempotency-Key`, in the transaction that records its answer.
+    private func assignment(_ id: UUID, _ change: InteractionStore.AssignmentRequest, audited action: String,
+                            _ request: Request, _ principal: Principal) async throws -> Response {
+        let assign: @Sendable (PostgresConnection) async throws -> Response = { [store] connection in
+            try .json(try await store.assign(id, change, by: principal, audited: action, AuditContext(principal, request),
+                                             on: connection))
         }
+        if try IdempotentWrites.key(of: request, principal) == nil { return try await pool.withConnection(assign) }
+        return try await writes.run(request, principal, assign)
     }
 
     /// The `assigned` query parameter: `any` (default), `none`, or `me` (agents only).

@@ -13,21 +13,48 @@ public struct InteractionStore: Sendable {
     /// A store; queries run on the connections handed to each method (so callers choose the transaction).
     public init() {}
 
-    /// Opens an interaction for the customer `principal`.
+    /// Opens an interaction for the customer `principal` in one statement: the row, its `started` event, its
+    /// automatic assignment when the tenant assigns automatically and an agent has room (the `assignment` event and
+    /// the audit entry with it), its change for inbox streams and its notice. One round trip instead of six to
+    /// nine; on a connection in a transaction (a request with an `Idempotency-Key`) it is one statement of it.
     public func create(subject: String?, for principal: Principal, on connection: PostgresConnection) async throws -> Interaction {
-        let rows = try await connection.query("""
-            INSERT INTO interactions (tenant_id, customer_id, subject) VALUES ($1::uuid, $2, $3)
-            RETURNING id, customer_id, subject, state, failure_reason, created_at, ended_at, assigned_agent_id,
-                      0::bigint AS unread_count, 0::bigint AS read_by_other_through
-            """, [principal.tenantID, principal.userID ?? "", subject])
-        var interaction = try InteractionStore.interaction(rows[0])
-        let id = UUID(uuidString: interaction.id)!
-        try await append(.state, ["state": InteractionState.started.rawValue], to: id, on: connection)
-        if let agent = try await assignAutomatically(id, tenant: principal.tenantID, on: connection) {
-            interaction.assignedAgentID = agent
-        }
-        return interaction
+        let id = UUID()
+        let rows = try await connection.query(InteractionStore.createStatement, [
+            id, principal.tenantID, principal.userID ?? "", subject,
+            InteractionStore.payloadJSON(["state": InteractionState.started.rawValue]),
+        ] + AuditLog.parameters("interaction.assigned", AuditTarget("interaction", id), tenant: principal.tenantID,
+                                by: .system("automatic assignment")))
+        return try InteractionStore.interaction(rows[0])
     }
+
+    /// Opens interaction `$1` of tenant `$2` for customer `$3` with subject `$4`: the row (assigned to the
+    /// ``AutoAssignment/candidate(tenant:)`` if any), the `state` event `$5`, then, when assigned, the `assignment`
+    /// event (`by` null) and the audit entry (``AuditLog/call(from:)`` from `$6`); the change for inbox streams and
+    /// the notice of the last event. Answers the interaction as its customer sees it.
+    static let createStatement = PreparedStatement("""
+        WITH \(AutoAssignment.candidate(tenant: "$2::uuid")),
+        created AS (
+            INSERT INTO interactions (id, tenant_id, customer_id, subject, assigned_agent_id, last_seq)
+            SELECT $1::uuid, $2::uuid, $3, $4, c.agent_id, CASE WHEN c.agent_id IS NULL THEN 1 ELSE 2 END
+            FROM (SELECT 1) AS one LEFT JOIN candidate c ON true
+            RETURNING id, tenant_id, customer_id, subject, state, failure_reason, created_at, ended_at, assigned_agent_id,
+                      last_seq
+        ), appended AS (
+            INSERT INTO interaction_events (interaction_id, seq, kind, payload)
+            SELECT id, 1, '\(Kind.state.rawValue)', $5::jsonb FROM created
+            UNION ALL
+            SELECT id, 2, '\(Kind.assignment.rawValue)',
+                   jsonb_build_object('assigned_agent_id', assigned_agent_id, 'previous_agent_id', NULL, 'by', NULL)
+            FROM created WHERE assigned_agent_id IS NOT NULL
+        ), changed AS (
+            INSERT INTO interaction_changes (tenant_id, interaction_id) SELECT tenant_id, id FROM created
+        )
+        SELECT id, customer_id, subject, state, failure_reason, created_at, ended_at, assigned_agent_id,
+               0::bigint AS unread_count, 0::bigint AS read_by_other_through,
+               CASE WHEN assigned_agent_id IS NOT NULL THEN \(AuditLog.call(from: 6)) END AS audited,
+               pg_notify('\(InteractionStore.channel)', id::text || ':' || last_seq) AS notified
+        FROM created
+        """)
 
     /// The interaction if `principal` may see it (agents see all of their tenant's, customers their own), with the
     /// unread count and the other side's read position as `principal` sees them.

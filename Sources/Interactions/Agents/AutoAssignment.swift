@@ -8,22 +8,21 @@ import Postgres
 /// `SKIP LOCKED`, so concurrent creations never wait on one another and never both count under the cap with the
 /// same room; one that finds every free agent busy leaves its interaction waiting, and the next drain assigns it.
 struct AutoAssignment: Sendable {
-    /// Picks the agent for interaction `$2` of tenant `$1` and assigns it, if the tenant assigns automatically and
-    /// an agent has room; returns the agent.
-    static let assignStatement = PreparedStatement("""
-        WITH settings AS (SELECT max_open_per_agent AS cap FROM tenant_settings
-                          WHERE tenant_id = $1::uuid AND auto_assign = 'round_robin'),
+    /// The agent a new interaction of tenant `tenant` (SQL) goes to, as the CTEs `settings` and `candidate` (no
+    /// row: the tenant does not assign automatically, or no agent has room), its row locked for the statement.
+    static func candidate(tenant: String) -> String {
+        """
+        settings AS (SELECT max_open_per_agent AS cap FROM tenant_settings
+                     WHERE tenant_id = \(tenant) AND auto_assign = 'round_robin'),
         candidate AS (
             SELECT p.agent_id FROM agent_presence p, settings
-            WHERE p.tenant_id = $1::uuid AND p.chosen = 'online' AND p.open_count < settings.cap
+            WHERE p.tenant_id = \(tenant) AND p.chosen = 'online' AND p.open_count < settings.cap
               AND EXISTS (SELECT 1 FROM agent_connections c WHERE c.tenant_id = p.tenant_id AND c.agent_id = p.agent_id
                           AND c.connected_until > now())
             ORDER BY p.open_count, p.last_assigned_at NULLS FIRST, p.agent_id
             LIMIT 1 FOR UPDATE OF p SKIP LOCKED)
-        UPDATE interactions i SET assigned_agent_id = candidate.agent_id FROM candidate
-        WHERE i.id = $2::uuid AND i.assigned_agent_id IS NULL AND i.state = 'started'
-        RETURNING i.assigned_agent_id
-        """)
+        """
+    }
 
     /// Assigns the oldest waiting interaction of some tenant that assigns automatically to one of its free agents;
     /// returns (interaction, agent), or nothing when no waiting interaction has a free agent.
@@ -50,15 +49,6 @@ struct AutoAssignment: Sendable {
 }
 
 extension InteractionStore {
-    /// Assigns `id` (just created, in this transaction) automatically when its tenant says so and an agent has
-    /// room, logging the `assignment` (`by` null); returns the agent.
-    func assignAutomatically(_ id: UUID, tenant: UUID, on connection: PostgresConnection) async throws -> String? {
-        let rows = try await connection.query(AutoAssignment.assignStatement, [tenant, id])
-        guard let agent: String = try rows.first?.decode("assigned_agent_id") else { return nil }
-        try await logAutomaticAssignment(of: id, to: agent, tenant: tenant, on: connection)
-        return agent
-    }
-
     /// Assigns one waiting interaction to a free agent, if any pair exists; returns it.
     func drainOne(on connection: PostgresConnection) async throws -> (interaction: UUID, agent: String)? {
         let rows = try await connection.query(AutoAssignment.drainStatement)
