@@ -1,6 +1,7 @@
 import Accounts
 import Foundation
 import HTTPServer
+import Postgres
 
 /// The feeds API: paginated reads for anyone of the tenant, writes for agents and the tenant's backend.
 public struct FeedRoutes: Sendable {
@@ -70,7 +71,7 @@ public struct FeedRoutes: Sendable {
 
     /// The `{id}` path parameter; a path id that is not a UUID names no item.
     static func itemID(_ request: Request) throws(FeedError) -> UUID {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw .noSuchItem(nil) }
+        guard let id = UUIDText.parse(request.parameter("id")) else { throw .noSuchItem(nil) }
         return id
     }
 }

@@ -1,5 +1,6 @@
 import Accounts
 import Foundation
+import Postgres
 
 /// The payload of a change notice on `InteractionStore.channel`: ids only, the events themselves are read from the
 /// log — except typing, which is not stored and travels whole.
@@ -45,24 +46,24 @@ public enum InteractionNotice: Sendable, Equatable {
     public init?(payload: String) {
         let parts = payload.split(separator: ":", omittingEmptySubsequences: false)
         if parts.first == "typing" {
-            guard parts.count >= 5, let id = UUID(uuidString: String(parts[1])) else { return nil }
+            guard parts.count >= 5, let id = UUIDText.parse(parts[1]) else { return nil }
             self = .typing(id, isTyping: parts[2] == "1", role: String(parts[3]), user: parts[4...].joined(separator: ":"))
             return
         }
         if parts.first == "note" {
-            guard parts.count == 3, let id = UUID(uuidString: String(parts[1])), let noteSeq = Int64(parts[2]) else { return nil }
+            guard parts.count == 3, let id = UUIDText.parse(parts[1]), let noteSeq = Int64(parts[2]) else { return nil }
             self = .note(id, noteSeq: noteSeq)
             return
         }
         if parts.first == "redacted" {
-            guard parts.count == 3, let id = UUID(uuidString: String(parts[1])) else { return nil }
+            guard parts.count == 3, let id = UUIDText.parse(parts[1]) else { return nil }
             let pieces = parts[2].split(separator: ",")
             let seqs = pieces.compactMap { Int64($0) }
             guard seqs.count == pieces.count else { return nil }
             self = .redacted(id, seqs: seqs)
             return
         }
-        guard parts.count == 2, let id = UUID(uuidString: String(parts[0])), let seq = Int64(parts[1]) else { return nil }
+        guard parts.count == 2, let id = UUIDText.parse(parts[0]), let seq = Int64(parts[1]) else { return nil }
         self = .stored(id, seq: seq)
     }
 }

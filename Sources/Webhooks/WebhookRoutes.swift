@@ -147,7 +147,7 @@ public struct WebhookRoutes: Sendable {
 
     /// The `{id}` path parameter; a path id that is not a UUID names no endpoint.
     static func id(_ request: Request) throws(WebhookError) -> UUID {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw .noSuchEndpoint(nil) }
+        guard let id = UUIDText.parse(request.parameter("id")) else { throw .noSuchEndpoint(nil) }
         return id
     }
 }

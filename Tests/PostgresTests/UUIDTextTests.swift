@@ -19,14 +19,15 @@ import TestSupport
     /// The direct parser reads the canonical form as Foundation does, and nothing else.
     @Test func parsesAsFoundationDoes() {
         var generator = SplitMix64(seed: 36)
-        func parse(_ text: String) -> UUID? {
-            var text = text
-            return text.withUTF8 { UUIDText.parse($0) }
-        }
+        func parse(_ text: String) -> UUID? { UUIDText.parse(text) }
         for _ in 0 ..< 5_000 {
             let uuid = UUID()
             #expect(parse(uuid.uuidString) == uuid)
             #expect(parse(uuid.uuidString.lowercased()) == uuid)
+            // A part of a longer text (a notice's `<id>:<seq>`), read in place.
+            let notice = "x:" + UUIDText.lowercase(uuid) + ":7"
+            #expect(UUIDText.parse(notice.split(separator: ":")[1]) == uuid)
+            #expect(UUIDText.parse(notice.dropFirst(2)) == nil)
             // One byte changed to a random printable character: read exactly when the text is still canonical, and
             // then as Foundation reads it (which also takes some forms that are not: `sscanf` skips spaces, signs).
             var bytes = Array(uuid.uuidString.utf8)

@@ -2,12 +2,13 @@ import Accounts
 import Foundation
 import HTTPServer
 import MediaSafety
+import Postgres
 
 extension AttachmentRoutes {
     /// The file's bytes, streamed from storage: whole, or the one range asked for (206), or nothing new (304);
     /// always as a download that no browser will sniff, render as a page, or let run script.
     @Sendable func download(_ request: Request, _ principal: Principal) async throws -> Response {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw AttachmentError.notFound }
+        guard let id = UUIDText.parse(request.parameter("id")) else { throw AttachmentError.notFound }
         let attachment = try await pool.withConnection { [store] connection in
             try await store.downloadable(id, by: principal, on: connection)
         }
@@ -17,7 +18,7 @@ extension AttachmentRoutes {
     /// A download by a signed link (`expires`, `signature`), without credentials: any attachment that exists and is
     /// finished, until the link expires. A wrong, forged or expired link is 403.
     func signedDownload(_ request: Request) async throws -> Response {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw AttachmentError.notFound }
+        guard let id = UUIDText.parse(request.parameter("id")) else { throw AttachmentError.notFound }
         guard let expires = request.queryValue("expires").flatMap({ Int($0) }), let signature = request.queryValue("signature"),
               DownloadLinks.isValid(id: id.lowercased, expires: expires, signature: signature, key: try await links.key())
         else {

@@ -46,6 +46,18 @@ public enum UUIDText {
         return parsed ? UUID(uuid: bytes) : nil
     }
 
+    /// Parses `text` as ``parse(_:)-(UnsafeBufferPointer<UInt8>)`` does: ids in paths, notices and cursors.
+    public static func parse(_ text: String) -> UUID? {
+        var text = text
+        return text.withUTF8 { parse($0) }
+    }
+
+    /// Parses `text` as ``parse(_:)-(UnsafeBufferPointer<UInt8>)`` does, without copying it into a string.
+    public static func parse(_ text: Substring) -> UUID? {
+        var text = text
+        return text.withUTF8 { parse($0) }
+    }
+
     private static func nibble(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0") ... UInt8(ascii: "9"): byte - UInt8(ascii: "0")
