@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import Synchronization
 
@@ -32,7 +33,7 @@ extension FeedService {
     /// here and waits (bounded) for the notice to come back, so other replicas have it before the write is
     /// acknowledged. A write that fails retires them too: it may have committed before failing.
     private func write<T: Sendable>(_ feed: FeedAddress, _ body: (String) async throws -> (T, Bool)) async throws -> T {
-        let notice = feed.notice(nonce: UUID().lowercased)
+        let notice = feed.notice(nonce: RandomUUID.make().lowercased)
         let followEcho = listening.load(ordering: .acquiring)
         if followEcho { freshness.withLock { $0.expectEcho(notice) } }
         let (result, changed): (T, Bool)

@@ -1,4 +1,5 @@
 import Accounts
+import Coordination
 import Foundation
 import Postgres
 
@@ -33,7 +34,7 @@ extension InteractionStore {
         guard principal.role == .agent, let author = principal.userID,
               try await lock(id, for: principal, on: connection) != nil else { throw InteractionError.notFound(id) }
         // Two statements, so that the note's change number comes after its interaction's (see `InboxPosition`).
-        let changed = try await connection.query(InteractionStore.noteChangeStatement, [id, UUID().lowercased, text])
+        let changed = try await connection.query(InteractionStore.noteChangeStatement, [id, RandomUUID.make().lowercased, text])
         let rows = try await connection.query(InteractionStore.noteStatement, [
             id, changed[0].decode("tenant_id", as: UUID.self), author, text,
             changed[0].decode("note_seq", as: Int64.self), changed[0].decode("last_seq", as: Int64.self),

@@ -1,4 +1,5 @@
 import Accounts
+import Coordination
 import Foundation
 import Postgres
 
@@ -24,7 +25,7 @@ extension InteractionStore {
     public func addMessageAlone(_ text: String, from principal: Principal, to id: UUID,
                                 recordingUnder key: IdempotentWrites.Key?,
                                 on connection: PostgresConnection) async throws -> AloneOutcome {
-        let messageID = UUID().lowercased
+        let messageID = RandomUUID.make().lowercased
         let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
                                           "sender_role": principal.role?.rawValue, "text": text]
         let pieces = InteractionMessage.answerPieces(id: messageID, senderID: principal.userID ?? "",

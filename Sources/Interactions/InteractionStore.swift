@@ -1,4 +1,5 @@
 import Accounts
+import Coordination
 import Foundation
 import HTTPServer
 import Postgres
@@ -18,7 +19,7 @@ public struct InteractionStore: Sendable {
     /// the audit entry with it), its change for inbox streams and its notice. One round trip instead of six to
     /// nine; on a connection in a transaction (a request with an `Idempotency-Key`) it is one statement of it.
     public func create(subject: String?, for principal: Principal, on connection: PostgresConnection) async throws -> Interaction {
-        let id = UUID()
+        let id = RandomUUID.make()
         let rows = try await connection.query(InteractionStore.createStatement, [
             id, principal.tenantID, principal.userID ?? "", subject,
             InteractionStore.payloadJSON(["state": InteractionState.started.rawValue]),
@@ -259,7 +260,7 @@ public struct InteractionStore: Sendable {
     /// Appends a message; returns it with its sequence number.
     public func addMessage(_ text: String, attachments: [Attachment] = [], from principal: Principal, to id: UUID,
                            on connection: PostgresConnection) async throws -> InteractionMessage {
-        let messageID = UUID().lowercased
+        let messageID = RandomUUID.make().lowercased
         let (seq, createdAt): (Int64, Date)
         if attachments.isEmpty {
             let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,

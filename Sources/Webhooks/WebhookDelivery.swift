@@ -143,7 +143,7 @@ public final class WebhookDelivery: Service {
             case .wait(let deadline):
                 await wakeup.wait(timeout: max(.zero, deadline - .now))
             case .claim(let limit, let lease):
-                let token = UUID()
+                let token = RandomUUID.make()
                 do {
                     let claimed = try await outbox.claim(limit: limit, lease: lease, token: token, after: pivot)
                     pivot = QueueKey.pivot(after: pivot, claimed: claimed.map(\.queue))

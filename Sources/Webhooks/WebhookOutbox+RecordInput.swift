@@ -14,7 +14,7 @@ extension WebhookOutbox {
             if index > 0 { json.raw(",") }
             let (message, result) = (record.message, record.result)
             json.raw(#"{"attempt_id":"#)
-            json.string(UUID().lowercased)
+            json.string(RandomUUID.make().lowercased)
             json.raw(#","message_id":"#)
             json.string(message.id.lowercased)
             json.raw(#","endpoint_id":"#)

@@ -1,5 +1,6 @@
 import Accounts
 import Clamd
+import Coordination
 import Foundation
 import HTTPServer
 import MediaSafety
@@ -64,7 +65,7 @@ public struct AttachmentRoutes: Sendable {
         guard allowance.allowed else { throw AttachmentError.rateLimited(retryAfter: allowance.retryAfterSeconds) }
 
         let scan = try await beginScan()
-        let id = UUID()
+        let id = RandomUUID.make()
         do {
             try await pool.withConnection { [store, policy] connection in
                 try await store.stage(id, in: interactionID, by: principal, contentType: declared.rawValue, filename: filename,
