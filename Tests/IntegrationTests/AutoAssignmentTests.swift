@@ -79,13 +79,28 @@ struct AutoAssignmentTests {
                 SELECT bool_and(connected_until <= now()) AS over FROM agent_connections WHERE agent_id = 'agent-8'
                 """))?.first.flatMap { try? $0.decode("over", as: Bool.self) } == true
         })
-        let later = try await InteractionsEndToEndTests.start(app, who.alice, subject: "later")
+        // Assigned as it is opened: the answer already names the agent, and the log holds the start, then the assignment.
+        let opened = try await app.call("POST", "/v1/interactions", token: who.alice, body: #"{"subject":"later"}"#)
+        #expect(opened.status == 201)
+        #expect(try opened.json()["assigned_agent_id"] as? String == "agent-7")
+        let later = try #require(try opened.json()["id"] as? String)
         #expect(try await Self.assignee(app, who.agent, later) == "agent-7")
         let logged = try await app.database.query("""
-            SELECT payload->>'by' AS by, payload ? 'by' AS has FROM interaction_events e JOIN interactions i ON i.id = e.interaction_id
-            WHERE e.kind = 'assignment' AND i.subject = 'later'
-            """)
-        #expect(try logged.map { try $0.decode("by", as: String?.self) } == [nil])
+            SELECT e.seq, e.kind, payload->>'by' AS by FROM interaction_events e WHERE e.interaction_id = $1::uuid ORDER BY e.seq
+            """, [UUID(uuidString: later)])
+        #expect(try logged.map { try $0.decode("kind", as: String.self) } == ["state", "assignment"])
+        #expect(try logged.map { try $0.decode("seq", as: Int64.self) } == [1, 2])
+        #expect(try logged[1].decode("by", as: String?.self) == nil)
+        // Every automatic assignment has its audit entry, by the system, naming its interaction; no other has one.
+        let automatic = try await app.database.query("""
+            SELECT e.interaction_id::text AS id FROM interaction_events e
+            WHERE e.kind = 'assignment' AND e.payload->>'by' IS NULL ORDER BY 1
+            """).map { try $0.decode("id", as: String.self) }
+        let audited = try await app.database.query("""
+            SELECT target_id AS id FROM audit_events
+            WHERE action = 'interaction.assigned' AND actor_kind = 'system' AND actor_id = 'automatic assignment' ORDER BY 1
+            """).map { try $0.decode("id", as: String.self) }
+        #expect(!automatic.isEmpty && audited == automatic)
         mine.socket.shutdownAndClose()
         await app.stop()
     }
