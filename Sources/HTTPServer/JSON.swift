@@ -204,6 +204,7 @@ extension Request {
             throw Problem.badRequest(error.detail, parameter: error.field)
         }
         if let unknown = T.unknownFieldsProblem(in: outline.keys) { throw unknown }
+        if let read = T.decoded(from: outline) { return read }
         do {
             return try JSON.decode(type, from: body)
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {

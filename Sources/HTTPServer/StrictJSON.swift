@@ -37,13 +37,27 @@ public enum StrictJSON {
     /// Deepest nesting accepted.
     public static let maxDepth = 64
 
-    /// What a valid body's top level holds, for checks a decoder cannot make: the keys of the top-level object, in
-    /// order (empty when the body is not an object), and the text of those whose value is a number.
+    /// What a valid body's top level holds, for checks a decoder cannot make: whether it is an object, its keys in
+    /// order (empty when the body is not an object), the text of those whose value is a number, and the values of
+    /// those whose value is a string.
     public struct Outline: Sendable, Equatable {
+        /// Whether the body is an object.
+        public var isObject = false
         /// The top-level object's keys, in order.
         public var keys: [String] = []
         /// The top-level keys whose value is a number, with the number as written (`1.5`, `1e30`).
         public var numbers: [String: String] = [:]
+        /// The top-level keys whose value is a string, with the string (escapes decoded).
+        public var strings: [String: String] = [:]
+
+        /// An outline of these parts.
+        public init(isObject: Bool = false, keys: [String] = [], numbers: [String: String] = [:],
+                    strings: [String: String] = [:]) {
+            self.isObject = isObject
+            self.keys = keys
+            self.numbers = numbers
+            self.strings = strings
+        }
     }
 
     /// Throws the first violation found in `bytes`; returns the body's outline, so that a caller can refuse fields
@@ -111,6 +125,7 @@ public enum StrictJSON {
         }
 
         mutating func object(depth: Int) throws(Violation) {
+            if depth == 0 { outline.isObject = true }
             index += 1
             skipWhitespace()
             if current == UInt8(ascii: "}") { index += 1; return }
@@ -132,7 +147,11 @@ public enum StrictJSON {
                 index += 1
                 skipWhitespace()
                 let start = index
-                try value(depth: depth + 1)
+                if depth == 0 && current == UInt8(ascii: "\"") {
+                    outline.strings[key] = try string()
+                } else {
+                    try value(depth: depth + 1)
+                }
                 if depth == 0, let first = bytes[start...].first, first == UInt8(ascii: "-") || (0x30 ... 0x39).contains(first) {
                     outline.numbers[key] = String(decoding: bytes[start ..< index], as: UTF8.self)
                 }

@@ -8,6 +8,13 @@ extension InteractionRoutes {
     struct ReadBody: RequestBody {
         let eventID: Int64
         enum CodingKeys: String, CodingKey, CaseIterable { case eventID = "event_id" }
+
+        /// `{"event_id": N}` with a whole N within 64 bits, read from the strict check's outline.
+        static func decoded(from outline: StrictJSON.Outline) -> ReadBody? {
+            guard outline.isObject, outline.keys == ["event_id"], let text = outline.numbers["event_id"],
+                  let eventID = Int64(text) else { return nil }
+            return ReadBody(eventID: eventID)
+        }
     }
 
     /// `POST /v1/interactions/{id}/read` `{"event_id": N}`: the caller has read everything up to event N. 200 with

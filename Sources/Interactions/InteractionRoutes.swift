@@ -52,6 +52,13 @@ public struct InteractionRoutes: Sendable {
     struct CreateBody: RequestBody {
         let subject: String?
         enum CodingKeys: String, CodingKey, CaseIterable { case subject }
+
+        /// `{}` or a string subject, read from the strict check's outline.
+        static func decoded(from outline: StrictJSON.Outline) -> CreateBody? {
+            guard outline.isObject else { return nil }
+            if outline.keys.isEmpty { return CreateBody(subject: nil) }
+            return outline.strings["subject"].map { CreateBody(subject: $0) }
+        }
     }
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
@@ -98,6 +105,13 @@ public struct InteractionRoutes: Sendable {
         let text: String?
         let attachmentIDs: [String]?
         enum CodingKeys: String, CodingKey, CaseIterable { case text, attachmentIDs = "attachment_ids" }
+
+        /// A text message (`{"text": "…"}`, nearly every one), read from the strict check's outline; files and
+        /// anything unusual go through the decoder.
+        static func decoded(from outline: StrictJSON.Outline) -> MessageBody? {
+            guard outline.isObject, outline.keys == ["text"], let text = outline.strings["text"] else { return nil }
+            return MessageBody(text: text, attachmentIDs: nil)
+        }
     }
 
     /// The most files one message carries.

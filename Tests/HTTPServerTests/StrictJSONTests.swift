@@ -83,7 +83,10 @@ import Testing
         let outline = try StrictJSON.validate(Array(#"{"b":1.5,"a":{"c":2},"d":-7,"e":"9"}"#.utf8))
         #expect(outline.keys == ["b", "a", "d", "e"])
         #expect(outline.numbers == ["b": "1.5", "d": "-7"])
+        #expect(outline.strings == ["e": "9"] && outline.isObject)
+        #expect(try StrictJSON.validate(Array(#"{"t":"a\n\u00e9"}"#.utf8)).strings == ["t": "a\né"])
         #expect(try StrictJSON.validate(Array("[1]".utf8)).keys.isEmpty)
+        #expect(try !StrictJSON.validate(Array("[1]".utf8)).isObject && StrictJSON.validate(Array("{}".utf8)).isObject)
     }
 
     @Test func limitsNesting() {
