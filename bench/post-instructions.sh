@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# User-space instructions per message POST, counted by valgrind (callgrind): the write path's own work, which a timed
+# run on this shared machine cannot tell apart by a few percent. A server under callgrind opens a tenant, an agent
+# and an interaction, then takes N1 and, in a second run, N2 text messages from the agent, one at a time over one
+# kept-alive connection; the difference of the two runs' totals over N2 - N1 leaves out start-up, the set-up and
+# shutdown. Postgres and the kernel are not in the count (see bench/writes.sh for those).
+# With SWITCHBOARD_BASELINE_BIN set, that build is counted the same way, and the ratio is printed.
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_IR_POSTS="200 600" (N1 N2)
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$BENCH_ROOT"
+
+SB_BIN=${SWITCHBOARD_BIN:-$BENCH_ROOT/.build/release/switchboard}
+read -r N1 N2 <<<"${BENCH_IR_POSTS:-200 600}"
+command -v valgrind >/dev/null || bench_die "valgrind is needed (apt-get install valgrind)"
+bench_init
+bench_need_switchboard_and_database
+ADMIN=bench-admin-token-0123456789
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Opens a tenant, an agent and an interaction through PORT, then sends COUNT text messages as the agent, one after
+# another on one connection, each answer read in full.
+cat >"$work/client.py" <<'PY'
+import http.client, json, sys
+port, count, admin = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+def post(path, token, body, expected):
+    connection.request("POST", path, body=json.dumps(body),
+                       headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    response = connection.getresponse()
+    data = response.read()
+    if response.status != expected:
+        sys.exit(f"{path}: status {response.status}: {data[:200]!r}")
+    return json.loads(data)
+key = post("/v1/admin/tenants", admin, {"name": "instructions"}, 201)["api_key"]
+agent = post("/v1/sessions", key, {"user_id": "agent-1", "role": "agent"}, 201)["token"]
+customer = post("/v1/sessions", key, {"user_id": "customer-1", "role": "customer"}, 201)["token"]
+interaction = post("/v1/interactions", customer, {"subject": "instructions"}, 201)["id"]
+for n in range(count):
+    post(f"/v1/interactions/{interaction}/messages", agent, {"text": f"message {n} of the count"}, 201)
+PY
+
+port=""
+bench_pick_port port 18590
+TOTAL=0
+# instructions NAME BINARY N: sets TOTAL to the instructions of a server that took N messages.
+instructions() {
+    local out="$work/callgrind.out"
+    rm -f "$out"
+    # This valgrind cannot read the toolchain's DWARF 5; symbols are enough for a count.
+    strip --strip-debug -o "$work/switchboard" "$2"
+    BENCH_READY_TIMEOUT=180 bench_start_server "$1" "http://127.0.0.1:$port/readyz" -- \
+        env PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 \
+        SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL" \
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$work/switchboard"
+    python3 -I "$work/client.py" "$port" "$3" "$ADMIN"
+    bench_stop_servers # callgrind writes its totals as the server exits
+    TOTAL=$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)
+    [ -n "$TOTAL" ] || bench_die "$1: callgrind wrote no totals (log: $BENCH_OUT/logs/$1.log)"
+}
+
+declare -A IR
+builds=("switchboard|$SB_BIN")
+[ -n "${SWITCHBOARD_BASELINE_BIN:-}" ] && builds+=("baseline|$SWITCHBOARD_BASELINE_BIN")
+for build in "${builds[@]}"; do
+    IFS='|' read -r key binary <<<"$build"
+    instructions "$key-post-ir" "$binary" "$N1"
+    first=$TOTAL
+    instructions "$key-post-ir" "$binary" "$N2"
+    IR[$key]=$(((TOTAL - first) / (N2 - N1)))
+    bench_log "$(printf '%-12s %d instructions per message POST' "$key" "${IR[$key]}")"
+done
+
+{
+    echo "## User-space instructions per message POST (callgrind)"
+    echo
+    echo "- $(bench_date), commit \`$(bench_commit)\`; $N1 and $N2 sequential POSTs over one connection, difference of the two"
+    echo "  runs' totals / $((N2 - N1))"
+    echo
+    echo "| build | instructions per POST |"
+    echo "| --- | ---: |"
+    echo "| \`$SB_BIN\` | ${IR[switchboard]} |"
+    if [ -n "${IR[baseline]:-}" ]; then
+        echo "| \`$SWITCHBOARD_BASELINE_BIN\` (baseline) | ${IR[baseline]} |"
+        echo
+        echo "This build / the baseline: $(bench_ratio "${IR[switchboard]}" "${IR[baseline]}")"
+    fi
+} | tee "$BENCH_OUT/post-instructions.md"
