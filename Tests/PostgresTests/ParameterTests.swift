@@ -59,9 +59,17 @@ struct ParameterTests {
 
     @Test func textWithNulByteIsRejectedBeforeSending() async throws {
         try await TestDatabase.withConnection { connection throws in
-            await #expect { try await connection.query("SELECT $1::text", ["a\u{0}b"]) } throws: { error in
-                (error as? PostgresError)?.kind == .encoding
+            let long = String(repeating: "é-x", count: 3_000)
+            for text in ["a\u{0}b", "\u{0}", "\u{0}a", "a\u{0}", long + "\u{0}" + long] {
+                await #expect { try await connection.query("SELECT $1::text, $2::text", ["before", text]) } throws: { error in
+                    (error as? PostgresError)?.kind == .encoding
+                }
             }
+            // Text without one goes through whole, beside an empty string and a NULL.
+            let rows = try await connection.query("SELECT $1::text AS a, $2::text AS b, $3::text AS c, $4::text AS d",
+                                                  [long, "", nil as String?, "😀"])
+            #expect(try rows[0].decode("a", as: String.self) == long && rows[0].decode("b", as: String.self) == "")
+            #expect(try rows[0].decode("c", as: String?.self) == nil && rows[0].decode("d", as: String.self) == "😀")
             #expect(try await connection.query("SELECT 1 AS one")[0].decode("one", as: Int.self) == 1)
         }
     }
