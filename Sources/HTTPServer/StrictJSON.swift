@@ -129,7 +129,10 @@ public enum StrictJSON {
             index += 1
             skipWhitespace()
             if current == UInt8(ascii: "}") { index += 1; return }
-            var keys = Set<String>()
+            // The keys seen so far, for refusing a repeated one: compared one by one while there are few (a set, made
+            // for every object, cost more than the rest of a one-field body's check), in a set once there are many.
+            var keys: [String] = []
+            var manyKeys: Set<String>?
             var afterComma = false
             while true {
                 skipWhitespace()
@@ -140,7 +143,15 @@ public enum StrictJSON {
                 }
                 let key = try string()
                 path.append(key)
-                guard keys.insert(key).inserted else { throw fail("The key '\(key)' appears more than once.") }
+                let repeated: Bool
+                if manyKeys != nil {
+                    repeated = !manyKeys!.insert(key).inserted
+                } else {
+                    repeated = keys.contains(key)
+                    keys.append(key)
+                    if keys.count == Self.keysComparedOneByOne { manyKeys = Set(keys) }
+                }
+                guard !repeated else { throw fail("The key '\(key)' appears more than once.") }
                 if depth == 0 { outline.keys.append(key) }
                 skipWhitespace()
                 guard current == UInt8(ascii: ":") else { throw fail("Expected ':' after the key '\(key)'; found \(found).") }
@@ -164,6 +175,9 @@ public enum StrictJSON {
                 }
             }
         }
+
+        /// Up to how many keys of an object are checked for repeats by comparing them one by one.
+        static let keysComparedOneByOne = 16
 
         mutating func array(depth: Int) throws(Violation) {
             index += 1

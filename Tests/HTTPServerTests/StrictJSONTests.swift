@@ -44,6 +44,21 @@ import Testing
         #expect(Self.violation(#"{"a":{"b":1,"b":2}}"#)?.field == "a.b")
         #expect(Self.violation(#"{"a":1,"A":2}"#) == nil, "keys are case-sensitive")
         #expect(Self.violation(#"{"\u0061":1,"a":2}"#) != nil, "escaped and plain spellings of one key are one key")
+        // Repeats found on either side of the switch from comparing keys one by one to a set, at the top and nested.
+        func object(_ keys: [Int]) -> String { "{" + keys.map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}" }
+        for count in [2, 15, 16, 17, 40] {
+            let keys = Array(0 ..< count)
+            #expect(Self.violation(object(keys)) == nil, "\(count) keys")
+            for (first, again) in [(0, 1), (3, count - 1), (count - 2, count - 1)] where again < count && first < again {
+                var repeated = keys
+                repeated[again] = keys[first]
+                #expect(Self.violation(object(repeated))?.message.contains("'k\(first)'") == true, "\(count) keys: \(first) at \(again)")
+                #expect(Self.violation("{\"outer\":\(object(repeated))}")?.field == "outer.k\(first)", "nested, \(count) keys")
+            }
+        }
+        // A body of 50,000 keys is checked through the set, not by comparing each key with every other.
+        #expect(Self.violation(object(Array(0 ..< 50_000))) == nil)
+        #expect(Self.violation(object(Array(0 ..< 50_000) + [49_999]))?.message.contains("'k49999'") == true)
     }
 
     @Test func refusesUPlus0000AndLoneSurrogatesNamingTheField() {
