@@ -50,12 +50,10 @@ TOTAL=0
 instructions() {
     local out="$work/callgrind.out"
     rm -f "$out"
-    # This valgrind cannot read the toolchain's DWARF 5; symbols are enough for a count.
-    strip --strip-debug -o "$work/switchboard" "$2"
     BENCH_READY_TIMEOUT=180 bench_start_server "$1" "http://127.0.0.1:$port/readyz" -- \
         env PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 \
         SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL" \
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$work/switchboard"
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$2"
     python3 -I "$work/client.py" "$port" "$3" "$ADMIN"
     bench_stop_servers # callgrind writes its totals as the server exits
     TOTAL=$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)
@@ -67,9 +65,11 @@ builds=("switchboard|$SB_BIN")
 [ -n "${SWITCHBOARD_BASELINE_BIN:-}" ] && builds+=("baseline|$SWITCHBOARD_BASELINE_BIN")
 for build in "${builds[@]}"; do
     IFS='|' read -r key binary <<<"$build"
-    instructions "$key-post-ir" "$binary" "$N1"
+    # This valgrind cannot read the toolchain's DWARF 5; symbols are enough for a count.
+    strip --strip-debug -o "$work/$key" "$binary"
+    instructions "$key-post-ir" "$work/$key" "$N1"
     first=$TOTAL
-    instructions "$key-post-ir" "$binary" "$N2"
+    instructions "$key-post-ir" "$work/$key" "$N2"
     IR[$key]=$(((TOTAL - first) / (N2 - N1)))
     bench_log "$(printf '%-12s %d instructions per message POST' "$key" "${IR[$key]}")"
 done

@@ -49,15 +49,6 @@ public enum StrictJSON {
         public var numbers: [String: String] = [:]
         /// The top-level keys whose value is a string, with the string (escapes decoded).
         public var strings: [String: String] = [:]
-
-        /// An outline of these parts.
-        public init(isObject: Bool = false, keys: [String] = [], numbers: [String: String] = [:],
-                    strings: [String: String] = [:]) {
-            self.isObject = isObject
-            self.keys = keys
-            self.numbers = numbers
-            self.strings = strings
-        }
     }
 
     /// Throws the first violation found in `bytes`; returns the body's outline, so that a caller can refuse fields

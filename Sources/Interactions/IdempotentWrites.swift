@@ -44,6 +44,14 @@ public struct IdempotentWrites: Sendable {
         }
     }
 
+    /// Runs `body`, a write made in one statement: on a connection of its own without a key (the statement is its
+    /// own transaction), else as ``run(_:_:_:)`` does, in the transaction that records or replays its answer.
+    public func runStatement(_ request: Request, _ principal: Principal,
+                             _ body: @escaping @Sendable (PostgresConnection) async throws -> Response) async throws -> Response {
+        if try IdempotentWrites.key(of: request, principal) == nil { return try await pool.withConnection(body) }
+        return try await run(request, principal, body)
+    }
+
     /// The answer recorded under the key, nil when there is no record; throws when the record is for another request
     /// or its request has not finished.
     private static func recorded(_ connection: PostgresConnection, _ scope: [(any PostgresEncodable)?],

@@ -66,12 +66,10 @@ extension InteractionRoutes {
     /// Claims or assigns in one statement; with an `Idempotency-Key`, in the transaction that records its answer.
     private func assignment(_ id: UUID, _ change: InteractionStore.AssignmentRequest, audited action: String,
                             _ request: Request, _ principal: Principal) async throws -> Response {
-        let assign: @Sendable (PostgresConnection) async throws -> Response = { [store] connection in
+        try await writes.runStatement(request, principal) { [store] connection in
             try .json(try await store.assign(id, change, by: principal, audited: action, AuditContext(principal, request),
                                              on: connection))
         }
-        if try IdempotentWrites.key(of: request, principal) == nil { return try await pool.withConnection(assign) }
-        return try await writes.run(request, principal, assign)
     }
 
     /// The `assigned` query parameter: `any` (default), `none`, or `me` (agents only).

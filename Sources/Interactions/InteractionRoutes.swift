@@ -64,12 +64,9 @@ public struct InteractionRoutes: Sendable {
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {
         let body = request.body.isEmpty ? CreateBody(subject: nil) : try request.decodeJSON(CreateBody.self)
         if let subject = body.subject { try Problem.requireLength(subject, of: "subject", in: 1 ... 200) }
-        let create: @Sendable (PostgresConnection) async throws -> Response = { [store] connection in
+        return try await writes.runStatement(request, principal) { [store] connection in
             try .json(try await store.create(subject: body.subject, for: principal, on: connection), status: 201)
         }
-        // One statement: without a key it is its own transaction; with one, it shares the key's.
-        if try IdempotentWrites.key(of: request, principal) == nil { return try await pool.withConnection(create) }
-        return try await writes.run(request, principal, create)
     }
 
     @Sendable func list(_ request: Request, _ principal: Principal) async throws -> Response {

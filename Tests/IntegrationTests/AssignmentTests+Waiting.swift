@@ -1,7 +1,6 @@
 import Coordination
 import Foundation
 import Postgres
-import TestSupport
 import Testing
 
 extension AssignmentTests {
@@ -39,14 +38,7 @@ extension AssignmentTests {
             _ = try await connection.query("UPDATE interactions SET \(change) WHERE id = $1::uuid", [UUID(uuidString: id)])
             // The claim's statement starts while the row is held, so its snapshot has the row as it was before.
             claiming.withLock { $0 = Task { try await app.call("POST", "/v1/interactions/\(id)/claim", token: who.agent) } }
-            #expect(await eventually(timeout: .seconds(10)) {
-                let waiting = try? await app.database.query("""
-                    SELECT count(*) AS n FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock'
-                      AND query LIKE '%ended_at, assigned_agent_id,%FOR UPDATE%'
-                    """)
-                return (try? waiting?.first?.decode("n", as: Int64.self)) ?? 0 > 0
-            })
+            #expect(await app.someStatementWaitsForALock(like: "%ended_at, assigned_agent_id,%FOR UPDATE%"))
         }
         let response = try await #require(claiming.withLock { $0 }).value
         let json = try response.json()

@@ -7,10 +7,6 @@ import Testing
 /// answer back.
 @Suite("Idempotency-Key on opening and claiming", .timeLimit(.minutes(5)))
 struct IdempotentOpeningAndClaimTests {
-    static func count(_ app: TestApp, _ sql: String) async throws -> Int64 {
-        try await app.database.query("SELECT count(*) AS n FROM \(sql)")[0].decode("n", as: Int64.self)
-    }
-
     @Test func retriesOpenOneInteraction() async throws {
         let app = try await TestApp.start()
         let who = try await InteractionsEndToEndTests.people(app)
@@ -26,12 +22,13 @@ struct IdempotentOpeningAndClaimTests {
         #expect(racing.allSatisfy { $0.status == 201 })
         #expect(Set(racing.map(\.body)).count == 1, "every retry gets the first answer")
         #expect(racing.filter { $0.header("Idempotent-Replayed") == "true" }.count == 7)
-        #expect(try await Self.count(app, "interactions") == 1)
-        #expect(try await Self.count(app, "interaction_events WHERE kind = 'state'") == 1)
+        #expect(try await AuditTrailTests.count(app, "SELECT count(*) AS n FROM interactions") == 1)
+        #expect(try await AuditTrailTests.count(
+            app, "SELECT count(*) AS n FROM interaction_events WHERE kind = 'state'") == 1)
         let other = try await app.call("POST", "/v1/interactions", token: who.alice, headers: ["Idempotency-Key": "open-1"],
                                        body: #"{"subject":"Another"}"#)
         #expect(other.status == 422 && other.header("Content-Type") == "application/problem+json")
-        #expect(try await Self.count(app, "interactions") == 1)
+        #expect(try await AuditTrailTests.count(app, "SELECT count(*) AS n FROM interactions") == 1)
         await app.stop()
     }
 
@@ -51,8 +48,10 @@ struct IdempotentOpeningAndClaimTests {
         #expect(racing.allSatisfy { $0.status == 200 })
         #expect(Set(racing.map(\.body)).count == 1)
         #expect(try racing[0].json()["assigned_agent_id"] as? String == "agent-7")
-        #expect(try await Self.count(app, "interaction_events WHERE kind = 'assignment'") == 1)
-        #expect(try await Self.count(app, "audit_events WHERE action = 'interaction.claimed'") == 1)
+        #expect(try await AuditTrailTests.count(
+            app, "SELECT count(*) AS n FROM interaction_events WHERE kind = 'assignment'") == 1)
+        #expect(try await AuditTrailTests.count(
+            app, "SELECT count(*) AS n FROM audit_events WHERE action = 'interaction.claimed'") == 1)
         // A refused claim under a key is not recorded: once the interaction is free, the same key claims it.
         #expect(try await app.call("POST", "/v1/interactions/\(id)/assign", token: who.apiKey,
                                    body: #"{"agent_id":"agent-rival"}"#).status == 200)
@@ -64,7 +63,8 @@ struct IdempotentOpeningAndClaimTests {
         let again = try await app.call("POST", "/v1/interactions/\(id)/claim", token: who.agent,
                                        headers: ["Idempotency-Key": "claim-2"])
         #expect(again.status == 200 && again.header("Idempotent-Replayed") == nil)
-        #expect(try await Self.count(app, "audit_events WHERE action = 'interaction.claimed'") == 2)
+        #expect(try await AuditTrailTests.count(
+            app, "SELECT count(*) AS n FROM audit_events WHERE action = 'interaction.claimed'") == 2)
         await app.stop()
     }
 }

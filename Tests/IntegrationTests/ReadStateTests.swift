@@ -305,12 +305,7 @@ struct ReadStateTests {
             // The read asks for that event's id: its check sees the log without it, so it goes on to the statement,
             // whose snapshot lacks it too, and waits for the row.
             reading.withLock { $0 = Task { try await Self.read(app, id, who.alice, next) } }
-            #expect(await eventually(timeout: .seconds(10)) {
-                let waiting = try? await app.database.query("""
-                    SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%interaction_reads%'
-                    """)
-                return (try? waiting?.first?.decode("n", as: Int64.self)) ?? 0 > 0
-            })
+            #expect(await app.someStatementWaitsForALock(like: "%interaction_reads%"))
             return next
         }
         let task = try #require(reading.withLock { $0 })

@@ -47,10 +47,7 @@ public enum UUIDText {
     }
 
     /// Parses `text` as ``parse(_:)-(UnsafeBufferPointer<UInt8>)`` does: ids in paths, notices and cursors.
-    public static func parse(_ text: String) -> UUID? {
-        var text = text
-        return text.withUTF8 { parse($0) }
-    }
+    public static func parse(_ text: String) -> UUID? { parse(Substring(text)) }
 
     /// Parses `text` as ``parse(_:)-(UnsafeBufferPointer<UInt8>)`` does, without copying it into a string.
     public static func parse(_ text: Substring) -> UUID? {
