@@ -171,12 +171,12 @@ distinct_run() { # BASE-URL PATH-PREFIX SECONDS OUT
 }
 # Who serves the distinct feeds: Switchboard (cache off), and FastAPI when it runs; interleaved round by round.
 d_keys=(distinct) d_bases=("http://127.0.0.1:$cold_port") d_prefixes=(/v1/feeds/) d_labels=("cold, distinct feeds")
-d_cpu=("bench_pid_cpu_ms $cold_pid")
+d_cpu=("bench_pid_cpu_ms $cold_pid") d_pid=("$cold_pid")
 if [ -n "$fastapi" ]; then
     d_keys+=(fa-distinct) d_bases+=("$fastapi") d_prefixes+=(/feeds/) d_labels+=("FastAPI, distinct feeds")
-    d_cpu+=("bench_tree_cpu_ms $fa_pid")
+    d_cpu+=("bench_tree_cpu_ms $fa_pid") d_pid+=("$fa_pid")
 fi
-declare -A DCPU DPG DSTMT
+declare -A DCPU DPG DSTMT DCS
 # Statements Postgres ran, from pg_stat_statements (empty when it is not loaded): concurrent reads of different feeds
 # share statements in Switchboard (batched), so requests and statements are counted apart.
 psql "$DATABASE_URL" -qAt -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null 2>&1 || true
@@ -189,8 +189,10 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         k=${d_keys[$i]}
         raw="$BENCH_OUT/raw/feeds-$k-r$r.txt"
         cpu_before=$(${d_cpu[$i]}) pg_before=$(bench_cpu_ms postgres) calls_before=$(pg_calls)
+        cs_before=$(bench_ctx_switches "${d_pid[$i]}")
         distinct_run "${d_bases[$i]}" "${d_prefixes[$i]}" "$BENCH_SECONDS" "$raw"
         cpu_ms=$(( $(${d_cpu[$i]}) - cpu_before )) pg_ms=$(( $(bench_cpu_ms postgres) - pg_before )) calls_after=$(pg_calls)
+        switches=$(( $(bench_ctx_switches "${d_pid[$i]}") - cs_before ))
         read -r rps p50 p99 non2xx _ < <(bench_parse_wrk "$raw")
         requests=$(awk '/requests in/ { print $1 }' "$raw")
         statements=n/a
@@ -200,13 +202,14 @@ for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         fi
         RPS[$k:$r]=$rps P50[$k:$r]=$p50 P99[$k:$r]=$p99 NON2XX[$k:$r]=$non2xx
         DCPU[$k]+="$(( cpu_ms * 1000 / requests )) " DPG[$k]+="$(( pg_ms * 1000 / requests )) " DSTMT[$k]+="$statements "
+        DCS[$k]+="$(awk -v c="$switches" -v n="$requests" 'BEGIN { printf "%.2f", c / n }') "
         bench_log "round $r/$BENCH_ROUNDS  $(printf '%-24s %8s req/s  p50 %s ms  p99 %s ms  CPU/request: server %s µs, Postgres %s µs  statements/request %s' \
             "${d_labels[$i]}" "$rps" "$p50" "$p99" "$(( cpu_ms * 1000 / requests ))" "$(( pg_ms * 1000 / requests ))" "$statements")"
     done
 done
 bench_summarize_rounds "${d_keys[@]}"
 # shellcheck disable=SC2086 # the per-round figures are space-separated words
-sb_us=$(bench_median ${DCPU[distinct]}) pg_us=$(bench_median ${DPG[distinct]})
+sb_us=$(bench_median ${DCPU[distinct]}) pg_us=$(bench_median ${DPG[distinct]}) sb_cs=$(bench_median ${DCS[distinct]})
 [ "${ERR[distinct]}" -eq 0 ] || { verdict=FAIL; reason="$reason; non-2xx answers on distinct feeds: ${ERR[distinct]}"; }
 fa_hot_ratio=n/a fa_cold_ratio=n/a fa_us=n/a fa_pg_us=n/a
 if [ -n "$fastapi" ]; then
@@ -262,4 +265,11 @@ fi
     echo "Hot feed / C doing the hot feed's work (\`bench/c-baseline/feed.c\`): **$same_work**; by server CPU per request, C / Switchboard: **$same_work_cpu** (C $(bench_tenths "$c_feed_cpu") µs). That C route / C with the same bytes: $c_work (by CPU $c_work_cpu)."
     echo
     echo "**$verdict**: $reason"
+    echo
+    # The performance goals, one line each for the goals table (medians of the rounds).
+    bench_verdict "hot feed ÷ C doing the same work, by server CPU per request (C / Switchboard) = $same_work_cpu (goal ≥ 0.85; C $(bench_tenths "$c_feed_cpu") µs, Switchboard $(bench_tenths "$hot_cpu") µs)" "$same_work_cpu" 0.85
+    echo
+    bench_verdict "cold reads of distinct feeds, Switchboard CPU per request = $sb_us µs (goal ≤ 60; rounds ${DCPU[distinct]% })" 60 "$sb_us"
+    echo
+    bench_measured "cold reads of distinct feeds, Switchboard's context switches per request = $sb_cs (rounds ${DCS[distinct]% })"
 } >"$BENCH_OUT/feeds.md"

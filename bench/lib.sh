@@ -350,6 +350,19 @@ bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }
 # (for an upper bound, pass the bound as A and the figure as B).
 bench_verdict() { if bench_ge "$2" "$3"; then echo "**PASS**: $1"; else echo "**FAIL**: $1"; fi; }
 
+# bench_measured WHAT: a line for the goals table with a figure that has no bound of its own (one to compare
+# builds by, such as context switches per request): `**MEASURED**: WHAT`.
+bench_measured() { echo "**MEASURED**: $1"; }
+
+# bench_ctx_switches PID: the context switches of every thread of PID and of its children (uvicorn's workers),
+# voluntary and involuntary, from /proc: the count `perf stat -e context-switches` reads, without perf.
+bench_ctx_switches() {
+    local pids
+    pids="$1 $(pgrep -P "$1" | tr '\n' ' ' || true)"
+    for pid in $pids; do cat /proc/"$pid"/task/*/status 2>/dev/null; done \
+        | awk '/ctxt_switches/ { total += $2 } END { print total + 0 }'
+}
+
 # bench_webhook_drain [URL]: waits until no webhook message is pending in URL (default DATABASE_URL; at most 300 s).
 # It asks whether one exists (a probe of the pending index), not how many: a count read the whole outbox every
 # 0.2 s, in the CPU the benchmarks charge to Postgres.

@@ -88,4 +88,6 @@ done
         echo
         echo "This build / the baseline: $(bench_ratio "${IR[switchboard]}" "${IR[baseline]}")"
     fi
+    echo
+    bench_measured "user-space instructions per message POST = ${IR[switchboard]} (the write path's own work; Postgres and the kernel are not in it)"
 } | tee "$BENCH_OUT/post-instructions.md"

@@ -37,7 +37,8 @@ for b in "${benches[@]}"; do
     bench_run bash "$BENCH_DIR/$b.sh" || { rcs[$b]=$?; status=${rcs[$b]}; bench_log "$b exited with status ${rcs[$b]}"; }
 done
 
-# Every benchmark's verdict lines (`**PASS**: what`, `FAIL: what`), one row each: the goals in one table.
+# Every benchmark's verdict lines (`**PASS**: what`, `FAIL: what`, and `**MEASURED**: what` for a figure with no
+# bound of its own), one row each: the goals in one table.
 goals="$BENCH_OUT/goals.md"
 {
     echo "## Goals"
@@ -47,9 +48,9 @@ goals="$BENCH_OUT/goals.md"
     for b in "${benches[@]}"; do
         if [ ! -f "$BENCH_OUT/$b.md" ]; then
             echo "| $b | did not complete | status ${rcs[$b]} |"
-        elif grep -qE '^(\*\*)?(PASS|FAIL)(\*\*)?(:|$)' "$BENCH_OUT/$b.md"; then
-            grep -E '^(\*\*)?(PASS|FAIL)(\*\*)?(:|$)' "$BENCH_OUT/$b.md" | sed 's/|/\\|/g' \
-                | sed -E 's/^(\*\*)?(PASS|FAIL)(\*\*)?:? ?/| '"$b"' | \2 | /; s/$/ |/'
+        elif grep -qE '^(\*\*)?(PASS|FAIL|MEASURED)(\*\*)?(:|$)' "$BENCH_OUT/$b.md"; then
+            grep -E '^(\*\*)?(PASS|FAIL|MEASURED)(\*\*)?(:|$)' "$BENCH_OUT/$b.md" | sed 's/|/\\|/g' \
+                | sed -E 's/^(\*\*)?(PASS|FAIL|MEASURED)(\*\*)?:? ?/| '"$b"' | \2 | /; s/$/ |/'
         else
             echo "| $b | — | no verdict of its own: see its table below |"
         fi

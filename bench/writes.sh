@@ -83,12 +83,6 @@ if [ "${BENCH_FASTAPI:-1}" != 0 ]; then
     fi
 fi
 
-ctx_switches() {  # every thread of the process and of its children (uvicorn's workers), voluntary and involuntary
-    local pids
-    pids="$1 $(pgrep -P "$1" | tr '\n' ' ' || true)"
-    for pid in $pids; do cat /proc/"$pid"/task/*/status 2>/dev/null; done \
-        | awk '/ctxt_switches/ { total += $2 } END { print total + 0 }'
-}
 # What this script's exited children spent (pgbench's client, once it is done; and a few awk and cat).
 children_cpu_ms() {
     awk -v tick="$(getconf CLK_TCK)" '{ line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
@@ -96,7 +90,7 @@ children_cpu_ms() {
 }
 
 rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=()
-declare -A RPS SB PG
+declare -A RPS SB PG CS
 # measure LABEL KEY KIND: one run of KIND (sb, sb-key, sb-hook, pgbench, fastapi); appends its row, keeps its figures.
 measure() {
     local label=$1 key=$2 kind=$3 raw="$BENCH_OUT/raw/writes-$2.txt"
@@ -105,7 +99,7 @@ measure() {
     local cpu_before pg_before cs_before
     cpu_before=$( [ "$kind" = fastapi ] && bench_tree_cpu_ms "$pid" || bench_pid_cpu_ms "$pid")
     [ "$kind" = pgbench ] && cpu_before=$(children_cpu_ms)
-    pg_before=$(bench_cpu_ms postgres) cs_before=$(ctx_switches "$pid")
+    pg_before=$(bench_cpu_ms postgres) cs_before=$(bench_ctx_switches "$pid")
     local requests rps p50 p99 errors
     if [ "$kind" = pgbench ]; then
         bench_run pgbench -n -M prepared -c8 -j2 -T"$BENCH_SECONDS" -D targets="$INTERACTIONS" -D payload="$payload" \
@@ -150,10 +144,10 @@ measure() {
     local own=$(( (cpu_after - cpu_before) * 1000 / requests )) pg=$(( ($(bench_cpu_ms postgres) - pg_before) * 1000 / requests ))
     local cs="-"
     if [ "$kind" != pgbench ]; then
-        cs=$(( $(ctx_switches "$pid") - cs_before ))
+        cs=$(( $(bench_ctx_switches "$pid") - cs_before ))
         cs="$(( cs * 10 / requests / 10 )).$(( cs * 10 / requests % 10 ))"
     fi
-    RPS[$key]=$rps SB[$key]=$own PG[$key]=$pg
+    RPS[$key]=$rps SB[$key]=$own PG[$key]=$pg CS[$key]=$cs
     rows+=("| $label | $rps | $p50 / $p99 | ${errors:-0} | $own | $pg | $cs |")
     bench_log "$label: $rps/s, own CPU $own µs, Postgres $pg µs, $cs context switches per request"
 }
@@ -197,6 +191,12 @@ verdicts=(
     "$(bench_verdict "CPU of a POST with an Idempotency-Key ÷ plain = $key_ratio (goal ≤ 1.3; rounds ${key_ratios[*]})" 1.3 "$key_ratio")"
     "$(bench_verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
 )
+# Each write's own figures (no bound of their own beyond the POST's: for telling builds apart), medians of the rounds.
+for write in "plain:message POST" "read:read position" "create:interaction opened" "claim:claim or unassignment"; do
+    key=${write%%:*} what=${write#*:} own=() switches=()
+    for ((r = 1; r <= BENCH_ROUNDS; r++)); do own+=("${SB[off-$r-$key]}") switches+=("${CS[off-$r-$key]}"); done
+    verdicts+=("$(bench_measured "$what: Switchboard CPU $(bench_median "${own[@]}") µs, context switches $(bench_median "${switches[@]}") per request (rounds ${own[*]} µs; ${switches[*]})")")
+done
 psql "$DATABASE_URL" -q -c "ALTER DATABASE \"$database\" RESET synchronous_commit" -c "DROP TABLE bench_targets"
 out="$BENCH_OUT/writes.md"
 {

@@ -76,7 +76,7 @@ public final class Application: Sendable {
         let migrationApplier = MigrationApplier(migrations: migrations, pool: pool, readiness: readiness, logger: logger)
         self.migrationApplier = migrationApplier
         let services = Services(configuration: configuration, pool: pool, deliveryPool: deliveryPool, feeds: feeds, logger: logger,
-                                notices: { listener?.notifications() },
+                                notices: { listener?.notifications(on: [WebhookStore.channel]) },
                                 migrated: { await migrationApplier.over.wait() })
         self.services = services
         let servers = Locked<[HTTPServer]>([])

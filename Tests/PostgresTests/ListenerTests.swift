@@ -54,6 +54,39 @@ struct ListenerTests {
         }
     }
 
+    @Test func aStreamOfOneChannelGetsOnlyThatChannelsNotices() async throws {
+        let other = TestDatabase.uniqueName("listen")
+        let channel = TestDatabase.uniqueName("listen")
+        let listener = try PostgresListener(configuration: TestDatabase.configuration, channels: [channel, other])
+        let mine = EventRecorder(listener.notifications(on: [channel]))
+        let theirs = EventRecorder(listener.notifications(on: [other]))
+        let every = EventRecorder(listener.notifications())
+        listener.start()
+        do {
+            try await every.waitUntil { $0 == [.connected] }
+            try await send(other, "o1")
+            try await send(channel, "m1")
+            try await send(other, "o2")
+            try await send(channel, "m2")
+            try await every.waitUntil { $0.count == 5 }
+            try await mine.waitUntil { $0.count == 3 }
+            try await theirs.waitUntil { $0.count == 3 }
+            let payloads = { (events: [ListenerEvent]) in
+                events.map { event -> String in
+                    if case .notification(let notice) = event { return "\(notice.channel == channel ? "m" : "o"):\(notice.payload)" }
+                    return "\(event)"
+                }
+            }
+            #expect(payloads(await every.events) == ["connected", "o:o1", "m:m1", "o:o2", "m:m2"])
+            #expect(payloads(await mine.events) == ["connected", "m:m1", "m:m2"])
+            #expect(payloads(await theirs.events) == ["connected", "o:o1", "o:o2"])
+        } catch {
+            Issue.record(error)
+        }
+        await listener.stop()
+        await pool.close()
+    }
+
     @Test func deliversManyInCommitOrder() async throws {
         try await withListener { _, channel, recorder in
             for index in 0..<40 { try await send(channel, "single \(index)") }

@@ -25,7 +25,8 @@ struct NoticeFollower: Service {
 
     /// Subscribes before the listener starts, so no notice falls before a follower exists.
     func prepare() async throws {
-        let streams = (listener.notifications(), listener.notifications())
+        let streams = (listener.notifications(on: [InteractionStore.channel]),
+                       listener.notifications(on: [AccountStore.revocationChannel]))
         subscriptions.withLock { $0 = streams }
         listener.start()
     }

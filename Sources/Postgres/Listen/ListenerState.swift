@@ -15,6 +15,8 @@ struct ListenerState: Sendable {
 
     private struct Subscriber: Sendable {
         let continuation: Continuation
+        /// The channels whose notifications this stream gets; nil for every channel.
+        let channels: Set<String>?
         /// Whether this stream got `.connected`; later connections are `.reconnected` for it.
         var sawConnection = false
     }
@@ -41,11 +43,12 @@ struct ListenerState: Sendable {
         return true
     }
 
-    /// Adds a stream, sending it `.connected` at once if the listener listens now; nil once stopped.
-    mutating func subscribe(_ continuation: Continuation) -> UInt64? {
+    /// Adds a stream for the notifications on `channels` (nil: on every channel), sending it `.connected` at once
+    /// if the listener listens now; nil once stopped.
+    mutating func subscribe(_ continuation: Continuation, channels: Set<String>? = nil) -> UInt64? {
         guard !isStopped else { return nil }
         lastSubscriberID += 1
-        var subscriber = Subscriber(continuation: continuation)
+        var subscriber = Subscriber(continuation: continuation, channels: channels)
         if backendPID != nil {
             continuation.yield(.connected)
             subscriber.sawConnection = true
@@ -69,10 +72,12 @@ struct ListenerState: Sendable {
         }
     }
 
-    /// Passes notifications on to every stream.
+    /// Passes each notification on to the streams that follow its channel.
     func publish(_ notifications: [PostgresNotification]) {
         for subscriber in subscribers.values {
-            for notification in notifications { subscriber.continuation.yield(.notification(notification)) }
+            for notification in notifications where subscriber.channels?.contains(notification.channel) ?? true {
+                subscriber.continuation.yield(.notification(notification))
+            }
         }
     }
 

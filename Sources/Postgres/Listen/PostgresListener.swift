@@ -85,8 +85,18 @@ public final class PostgresListener: Sendable {
     /// The buffer is unbounded, so consume promptly. The stream finishes when ``stop()`` is called; a stream
     /// requested after that is already finished. Ending the iteration (or its task) unsubscribes.
     public func notifications() -> AsyncStream<ListenerEvent> {
+        subscribe(channels: nil)
+    }
+
+    /// A new stream of this listener's events with only the notifications on `channels` (every connection event
+    /// still): a follower of one channel is not woken for another's notices, as it is by ``notifications()``.
+    public func notifications(on channels: Set<String>) -> AsyncStream<ListenerEvent> {
+        subscribe(channels: channels)
+    }
+
+    private func subscribe(channels: Set<String>?) -> AsyncStream<ListenerEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ListenerEvent.self, bufferingPolicy: .unbounded)
-        let subscribed = state.withLock { $0.subscribe(continuation) }
+        let subscribed = state.withLock { $0.subscribe(continuation, channels: channels) }
         guard let id = subscribed else {
             continuation.finish()
             return stream
