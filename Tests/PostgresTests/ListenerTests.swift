@@ -87,6 +87,51 @@ struct ListenerTests {
         await pool.close()
     }
 
+    @Test func runsCarryTheirChannelsNoticesAcrossAReconnectionAndEndAtStop() async throws {
+        let other = TestDatabase.uniqueName("listen")
+        let channel = TestDatabase.uniqueName("listen")
+        let listener = try PostgresListener(configuration: TestDatabase.configuration, channels: [channel, other],
+                                            reconnectDelay: .milliseconds(50))
+        let recorder = EventRecorder(listener.runs(on: [channel]))
+        let every = EventRecorder(listener.notifications())
+        listener.start()
+        do {
+            try await recorder.waitUntil { $0 == [.connected] }
+            try await send(other, "other")
+            try await send(channel, "1", "2")
+            try await pool.withTransaction { connection in
+                for index in 3...6 { try await connection.notify(channel: channel, payload: "\(index)") }
+            }
+            try await recorder.waitUntil { $0.count == 7 }
+            let first = try #require(listener.backendPID)
+            try await TestDatabase.withConnection { admin in
+                _ = try await admin.query("SELECT pg_terminate_backend($1)", [first])
+            }
+            try await recorder.waitUntil { $0.count == 8 }
+            try await send(channel, "after")
+            try await recorder.waitUntil { $0.count == 9 }
+            let events = await recorder.events
+            #expect(events[0] == .connected && events[7] == .reconnected)
+            #expect(await recorder.payloads == ["1", "2", "3", "4", "5", "6", "after"])
+            // A follower of runs whose task is cancelled unsubscribes; the others stay.
+            let extra = listener.runs(on: [channel])
+            #expect(listener.state.withLock { $0.subscriberCount } == 3)
+            let follower = Task { while await extra.next() != nil {} }
+            follower.cancel()
+            await follower.value
+            #expect(listener.state.withLock { $0.subscriberCount } == 2)
+        } catch {
+            Issue.record(error)
+        }
+        await listener.stop()
+        await TestSupport.waitUntil { await every.isFinished }
+        await TestSupport.waitUntil { await recorder.isFinished }
+        #expect(await every.isFinished)
+        #expect(await recorder.isFinished)
+        #expect(await listener.runs(on: [channel]).next() == nil)  // runs asked for after the stop are over
+        await pool.close()
+    }
+
     @Test func deliversManyInCommitOrder() async throws {
         try await withListener { _, channel, recorder in
             for index in 0..<40 { try await send(channel, "single \(index)") }
@@ -295,6 +340,16 @@ actor EventRecorder {
     init(_ stream: AsyncStream<ListenerEvent>) {
         Task { [self] in
             for await event in stream { await record(event) }
+            await finish()
+        }
+    }
+
+    /// Records the events of runs as they are taken.
+    init(_ runs: ListenerRuns) {
+        Task { [self] in
+            while let run = await runs.next() {
+                for event in run { await record(event) }
+            }
             await finish()
         }
     }

@@ -10,7 +10,7 @@ import Postgres
 /// of its own, so each keeps the notices' order. (Feed notices are applied by the listener's inline hook.) At graceful shutdown the listener stops, which
 /// ends the notice streams, and `run()` returns once every follower is done.
 struct NoticeFollower: Service {
-    private typealias Subscriptions = (interactions: AsyncStream<ListenerEvent>, revocations: AsyncStream<ListenerEvent>)
+    private typealias Subscriptions = (interactions: ListenerRuns, revocations: AsyncStream<ListenerEvent>)
     let listener: PostgresListener
     let services: Services
     let logger: Logger
@@ -25,7 +25,7 @@ struct NoticeFollower: Service {
 
     /// Subscribes before the listener starts, so no notice falls before a follower exists.
     func prepare() async throws {
-        let streams = (listener.notifications(on: [InteractionStore.channel]),
+        let streams = (listener.runs(on: [InteractionStore.channel]),
                        listener.notifications(on: [AccountStore.revocationChannel]))
         subscriptions.withLock { $0 = streams }
         listener.start()
@@ -88,47 +88,26 @@ struct NoticeFollower: Service {
     /// Hands the notices on `channel` to `apply` in runs, in order: while one run is applied, the notices arriving
     /// meanwhile gather and go together in the next (so a busy channel costs one `apply` for many notices, and an
     /// idle one applies each notice at once). `afterReconnect` runs in its place in the order, between the notices
-    /// before the reconnection and those after it.
-    private static func followInRuns(_ events: AsyncStream<ListenerEvent>, channel: String,
-                                     apply: @escaping @Sendable ([String]) async -> Void,
-                                     afterReconnect: @escaping @Sendable () async -> Void) async {
-        enum Item: Sendable { case notice(String), reconnected }
-        /// Guards what has arrived and not yet been taken by the applying task.
-        let arrived = Locked<[Item]>([])
-        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                for await event in events {
-                    switch event {
-                    case .notification(let notice) where notice.channel == channel:
-                        arrived.withLock { $0.append(.notice(notice.payload)) }
-                    case .reconnected:
-                        arrived.withLock { $0.append(.reconnected) }
-                    default:
-                        continue
-                    }
-                    wake.yield()
-                }
-                wake.finish()
-            }
-            group.addTask {
-                // Every item is followed by a wakeup, and the stream delivers the one buffered before it finishes:
-                // nothing arrived is left behind.
-                for await _ in wakeups {
-                    var run: [String] = []
-                    for item in arrived.withLock({ items in defer { items.removeAll() }; return items }) {
-                        switch item {
-                        case .notice(let payload):
-                            run.append(payload)
-                        case .reconnected:
-                            if !run.isEmpty { await apply(run) }
-                            run = []
-                            await afterReconnect()
-                        }
-                    }
+    /// before the reconnection and those after it. The listener's task hands each batch straight to this one
+    /// (``ListenerRuns``): no task stands between them.
+    private static func followInRuns(_ events: ListenerRuns, channel: String,
+                                     apply: @Sendable ([String]) async -> Void,
+                                     afterReconnect: @Sendable () async -> Void) async {
+        while let arrived = await events.next() {
+            var run: [String] = []
+            for event in arrived {
+                switch event {
+                case .notification(let notice) where notice.channel == channel:
+                    run.append(notice.payload)
+                case .reconnected:
                     if !run.isEmpty { await apply(run) }
+                    run = []
+                    await afterReconnect()
+                case .notification, .connected:
+                    continue
                 }
             }
+            if !run.isEmpty { await apply(run) }
         }
     }
 

@@ -5,6 +5,26 @@
 struct ListenerState: Sendable {
     typealias Continuation = AsyncStream<ListenerEvent>.Continuation
 
+    /// Where a subscriber's events go: an `AsyncStream`, one event at a time, or ``ListenerRuns``, a batch at once.
+    enum Sink: Sendable {
+        case stream(Continuation)
+        case runs(ListenerRuns)
+
+        func send(_ event: ListenerEvent) {
+            switch self {
+            case .stream(let continuation): continuation.yield(event)
+            case .runs(let runs): runs.append(CollectionOfOne(event))
+            }
+        }
+
+        func finish() {
+            switch self {
+            case .stream(let continuation): continuation.finish()
+            case .runs(let runs): runs.finish()
+            }
+        }
+    }
+
     /// The life of the background loop.
     enum Phase: Sendable {
         case idle
@@ -14,7 +34,7 @@ struct ListenerState: Sendable {
     }
 
     private struct Subscriber: Sendable {
-        let continuation: Continuation
+        let sink: Sink
         /// The channels whose notifications this stream gets; nil for every channel.
         let channels: Set<String>?
         /// Whether this stream got `.connected`; later connections are `.reconnected` for it.
@@ -46,16 +66,25 @@ struct ListenerState: Sendable {
     /// Adds a stream for the notifications on `channels` (nil: on every channel), sending it `.connected` at once
     /// if the listener listens now; nil once stopped.
     mutating func subscribe(_ continuation: Continuation, channels: Set<String>? = nil) -> UInt64? {
+        subscribe(.stream(continuation), channels: channels)
+    }
+
+    /// Adds a sink for the notifications on `channels` (nil: on every channel), sending it `.connected` at once if
+    /// the listener listens now; nil once stopped.
+    mutating func subscribe(_ sink: Sink, channels: Set<String>?) -> UInt64? {
         guard !isStopped else { return nil }
         lastSubscriberID += 1
-        var subscriber = Subscriber(continuation: continuation, channels: channels)
+        var subscriber = Subscriber(sink: sink, channels: channels)
         if backendPID != nil {
-            continuation.yield(.connected)
+            sink.send(.connected)
             subscriber.sawConnection = true
         }
         subscribers[lastSubscriberID] = subscriber
         return lastSubscriberID
     }
+
+    /// How many streams and runs are subscribed.
+    var subscriberCount: Int { subscribers.count }
 
     /// Forgets a stream whose consumer went away.
     mutating func unsubscribe(_ id: UInt64) {
@@ -67,7 +96,7 @@ struct ListenerState: Sendable {
         guard !isStopped else { return }
         self.backendPID = backendPID
         for id in subscribers.keys {
-            subscribers[id]?.continuation.yield(subscribers[id]?.sawConnection == true ? .reconnected : .connected)
+            subscribers[id]?.sink.send(subscribers[id]?.sawConnection == true ? .reconnected : .connected)
             subscribers[id]?.sawConnection = true
         }
     }
@@ -75,8 +104,12 @@ struct ListenerState: Sendable {
     /// Passes each notification on to the streams that follow its channel.
     func publish(_ notifications: [PostgresNotification]) {
         for subscriber in subscribers.values {
-            for notification in notifications where subscriber.channels?.contains(notification.channel) ?? true {
-                subscriber.continuation.yield(.notification(notification))
+            let followed = notifications.lazy.filter { subscriber.channels?.contains($0.channel) ?? true }
+            switch subscriber.sink {
+            case .stream(let continuation):
+                for notification in followed { continuation.yield(.notification(notification)) }
+            case .runs(let runs):
+                runs.append(Array(followed.map(ListenerEvent.notification)))
             }
         }
     }
@@ -87,8 +120,8 @@ struct ListenerState: Sendable {
         if let error { lastError = error }
     }
 
-    /// Marks the listener stopped; returns the loop to cancel and the streams to finish.
-    mutating func stop() -> (Task<Void, Never>?, [Continuation]) {
+    /// Marks the listener stopped; returns the loop to cancel and the sinks to finish.
+    mutating func stop() -> (Task<Void, Never>?, [Sink]) {
         let task: Task<Void, Never>?
         switch phase {
         case .idle: task = nil
@@ -97,6 +130,6 @@ struct ListenerState: Sendable {
         }
         phase = .stopped(task)
         defer { subscribers = [:] }
-        return (task, subscribers.values.map(\.continuation))
+        return (task, subscribers.values.map(\.sink))
     }
 }

@@ -60,7 +60,7 @@ public final class PostgresListener: Sendable {
     }
 
     deinit {
-        for continuation in state.withLock({ $0.stop().1 }) { continuation.finish() }
+        for sink in state.withLock({ $0.stop().1 }) { sink.finish() }
     }
 
     /// Whether the listener is listening right now, for readiness checks and metrics.
@@ -94,6 +94,22 @@ public final class PostgresListener: Sendable {
         subscribe(channels: channels)
     }
 
+    /// This listener's events with the notifications on `channels`, taken in runs (see ``ListenerRuns``): for a
+    /// follower that applies whatever arrived together, with no task between the listener and it. Subscribe before
+    /// ``start()``, or expect `.connected` first. The runs finish when ``stop()`` is called, or when a follower's
+    /// task is cancelled in ``ListenerRuns/next()``.
+    public func runs(on channels: Set<String>) -> ListenerRuns {
+        let runs = ListenerRuns()
+        guard let id = state.withLock({ $0.subscribe(.runs(runs), channels: channels) }) else {
+            runs.finish()
+            return runs
+        }
+        runs.onFinish { [weak self] in
+            self?.state.withLock { $0.unsubscribe(id) }
+        }
+        return runs
+    }
+
     private func subscribe(channels: Set<String>?) -> AsyncStream<ListenerEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ListenerEvent.self, bufferingPolicy: .unbounded)
         let subscribed = state.withLock { $0.subscribe(continuation, channels: channels) }
@@ -118,9 +134,9 @@ public final class PostgresListener: Sendable {
     /// Stops listening: cancels the loop, closes the connection, then finishes every stream. Returns once the
     /// connection is closed. Idempotent.
     public func stop() async {
-        let (task, continuations) = state.withLock { $0.stop() }
+        let (task, sinks) = state.withLock { $0.stop() }
         task?.cancel()
         await task?.value
-        for continuation in continuations { continuation.finish() }
+        for sink in sinks { sink.finish() }
     }
 }
