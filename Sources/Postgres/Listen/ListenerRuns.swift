@@ -44,6 +44,7 @@ public final class ListenerRuns: Sendable {
                         return .some(state.arrived)
                     }
                     if state.finished { return .some(nil) }
+                    precondition(state.waiter == nil, "ListenerRuns has one follower at a time")
                     state.waiter = continuation
                     return nil
                 }
