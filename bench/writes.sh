@@ -58,7 +58,7 @@ tenant() {
 }
 ids=$BENCH_OUT/raw/writes-ids.txt hook_ids=$BENCH_OUT/raw/writes-hook-ids.txt
 read -r tenant_id _ agent customer < <(tenant Writes "$ids")
-read -r _ hook_key hook_agent < <(tenant "Writes with a webhook" "$hook_ids")
+read -r _ hook_key hook_agent _ < <(tenant "Writes with a webhook" "$hook_ids")
 post /v1/webhooks/endpoints "$hook_key" "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"message.created\"]}" >/dev/null
 database=$(psql "$DATABASE_URL" -qAt -c "SELECT current_database()")
 # pgbench draws its interactions from this table: the same ones the POSTs write to.
@@ -138,6 +138,8 @@ measure() {
         p50=${p50}ms p99=${p99}ms
     fi
     [ "${requests:-0}" -gt 0 ] || bench_die "no request completed ($label): $(cat "$raw")"
+    # Every write here must succeed: answers that are not 2xx would be measured as cheap writes.
+    [ "${errors:-0}" -eq 0 ] || bench_die "$errors of $requests requests were not answered 2xx ($label)"
     local cpu_after
     cpu_after=$( [ "$kind" = fastapi ] && bench_tree_cpu_ms "$pid" || bench_pid_cpu_ms "$pid")
     [ "$kind" = pgbench ] && cpu_after=$(children_cpu_ms)
