@@ -1,6 +1,8 @@
 import Foundation
 import Interactions
+import Postgres
 import Testing
+import TestSupport
 
 @Suite(.timeLimit(.minutes(5))) struct InteractionStateTests {
     @Test func startedAllowsEverythingOnce() {
@@ -48,5 +50,43 @@ import Testing
                         "6f1c2d3e-0000-4000-8000-000000000001\u{301}:4", "6f1c2d3e-0000-4000-8000-000000000001:4\u{0}"] {
             #expect(InteractionNotice(payload: payload) == nil, "\(payload)")
         }
+    }
+
+    /// Payloads put together from the forms' pieces and from what breaks them (signs, spaces, extra colons, marks
+    /// that combine with a colon, NUL, ids of the wrong length or case) read as the splitting reader below reads them.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func everyPayloadReadsAsTheSplittingReaderReadsIt(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let id = "6f1c2d3e-0000-4000-8000-000000000001"
+        let pieces = [id, id.uppercased(), String(id.dropLast()), id + "0", ":", ":", ":", "42", "-7", "+3", "0",
+                      "9223372036854775807", "9223372036854775808", " 1", "x", "typing", "note", "redacted", "1,2",
+                      "\u{301}", "\u{0}", "é", "", "agent", "ldap:u"]
+        for _ in 0..<20_000 {
+            let payload = (0..<Int.random(in: 1...6, using: &random))
+                .map { _ in pieces[Int.random(in: 0..<pieces.count, using: &random)] }.joined()
+            #expect(InteractionNotice(payload: payload) == Self.splittingReader(payload), "\(payload.debugDescription)")
+        }
+    }
+
+    /// The reader before stored notices were read in place: every form by splitting on the colons.
+    static func splittingReader(_ payload: String) -> InteractionNotice? {
+        let parts = payload.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).map(Substring.init)
+        if parts.first == "typing" {
+            guard parts.count >= 5, let id = UUIDText.parse(parts[1]) else { return nil }
+            return .typing(id, isTyping: parts[2] == "1", role: String(parts[3]), user: parts[4...].joined(separator: ":"))
+        }
+        if parts.first == "note" {
+            guard parts.count == 3, let id = UUIDText.parse(parts[1]), let noteSeq = Int64(parts[2]) else { return nil }
+            return .note(id, noteSeq: noteSeq)
+        }
+        if parts.first == "redacted" {
+            guard parts.count == 3, let id = UUIDText.parse(parts[1]) else { return nil }
+            let pieces = parts[2].split(separator: ",")
+            let seqs = pieces.compactMap { Int64($0) }
+            guard seqs.count == pieces.count else { return nil }
+            return .redacted(id, seqs: seqs)
+        }
+        guard parts.count == 2, let id = UUIDText.parse(parts[0]), let seq = Int64(parts[1]) else { return nil }
+        return .stored(id, seq: seq)
     }
 }

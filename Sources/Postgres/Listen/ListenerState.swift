@@ -35,8 +35,9 @@ struct ListenerState: Sendable {
 
     private struct Subscriber: Sendable {
         let sink: Sink
-        /// The channels whose notifications this stream gets; nil for every channel.
-        let channels: Set<String>?
+        /// The channels whose notifications this stream gets; nil for every channel. A list, not a set: a follower
+        /// has one or two, and comparing them costs less than hashing each notification's channel.
+        let channels: [String]?
         /// Whether this stream got `.connected`; later connections are `.reconnected` for it.
         var sawConnection = false
     }
@@ -74,7 +75,7 @@ struct ListenerState: Sendable {
     mutating func subscribe(_ sink: Sink, channels: Set<String>?) -> UInt64? {
         guard !isStopped else { return nil }
         lastSubscriberID += 1
-        var subscriber = Subscriber(sink: sink, channels: channels)
+        var subscriber = Subscriber(sink: sink, channels: channels.map(Array.init))
         if backendPID != nil {
             sink.send(.connected)
             subscriber.sawConnection = true
