@@ -59,7 +59,7 @@ struct NoticeFollower: Service {
             }
             group.addTask {
                 // The inbox reads a batch of whatever became visible: it needs no more of a notice than that it came.
-                await Self.followInRuns(interactionNotices, channel: InteractionStore.channel, apply: { notices in
+                await Self.followInRuns(interactionNotices, apply: { notices in
                     inbox.noticed(notices)
                     await interactions.handle(notices: notices)
                 }, afterReconnect: {
@@ -73,7 +73,7 @@ struct NoticeFollower: Service {
             // A revoked session's streams end on every replica. (Revocations missed while the listener was away are
             // found by the interactions' follower after a reconnect, before its catch-up.)
             group.addTask {
-                await Self.follow(revocationNotices, channel: AccountStore.revocationChannel, apply: { payload in
+                await Self.follow(revocationNotices, apply: { payload in
                     guard let session = UUID(uuidString: payload) else { return }
                     interactions.endStreams(ofSession: session)
                     inbox.endStreams(ofSession: session)
@@ -85,25 +85,25 @@ struct NoticeFollower: Service {
         }
     }
 
-    /// Hands the notices on `channel` to `apply` in runs, in order: while one run is applied, the notices arriving
-    /// meanwhile gather and go together in the next (so a busy channel costs one `apply` for many notices, and an
-    /// idle one applies each notice at once). `afterReconnect` runs in its place in the order, between the notices
+    /// Hands the notices of `events` (one channel's: `prepare()` subscribes each follower to its own) to `apply` in
+    /// runs, in order: while one run is applied, the notices arriving meanwhile gather and go together in the next
+    /// (so a busy channel costs one `apply` for many notices, and an idle one applies each notice at once). `afterReconnect` runs in its place in the order, between the notices
     /// before the reconnection and those after it. The listener's task hands each batch straight to this one
     /// (``ListenerRuns``): no task stands between them.
-    private static func followInRuns(_ events: ListenerRuns, channel: String,
+    private static func followInRuns(_ events: ListenerRuns,
                                      apply: @Sendable ([String]) async -> Void,
                                      afterReconnect: @Sendable () async -> Void) async {
         while let arrived = await events.next() {
             var run: [String] = []
             for event in arrived {
                 switch event {
-                case .notification(let notice) where notice.channel == channel:
+                case .notification(let notice):
                     run.append(notice.payload)
                 case .reconnected:
                     if !run.isEmpty { await apply(run) }
                     run = []
                     await afterReconnect()
-                case .notification, .connected:
+                case .connected:
                     continue
                 }
             }
@@ -111,11 +111,10 @@ struct NoticeFollower: Service {
         }
     }
 
-    /// Hands each notice on `channel` to `apply`, in order.
-    private static func follow(_ events: AsyncStream<ListenerEvent>, channel: String,
-                               apply: @Sendable (String) async -> Void) async {
+    /// Hands each notice of `events` (one channel's) to `apply`, in order.
+    private static func follow(_ events: AsyncStream<ListenerEvent>, apply: @Sendable (String) async -> Void) async {
         for await event in events {
-            if case .notification(let notice) = event, notice.channel == channel { await apply(notice.payload) }
+            if case .notification(let notice) = event { await apply(notice.payload) }
         }
     }
 }
