@@ -41,30 +41,15 @@ PY
 port=""
 bench_pick_port port 18490
 
-# instructions NAME BINARY READY-PATH PATH N: sets TOTAL to the instructions of a server that answered N requests for
-# PATH (started as the other benchmarks start theirs, with longer to get ready under valgrind).
-TOTAL=0
-instructions() {
-    local out="$work/callgrind.out"
-    rm -f "$out"
-    BENCH_READY_TIMEOUT=120 bench_start_server "$1" "http://127.0.0.1:$port$3" -- \
-        env PORT="$port" THREADS=2 HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error DATABASE_URL="${DATABASE_URL:-}" \
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$2"
-    python3 "$work/client.py" "$port" "$5" "$4"
-    bench_stop_servers # callgrind writes its totals as the server exits
-    TOTAL=$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)
-    [ -n "$TOTAL" ] || bench_die "$1: callgrind wrote no totals (log: $BENCH_OUT/logs/$1.log)"
-}
-
+requests() { python3 "$work/client.py" "$port" "$1" "$path"; } # COUNT: for the target in hand ($path)
 declare -A IR
 targets=("c-direct|$BENCH_C_BIN|/direct|/direct" "c-async|$BENCH_C_BIN|/direct|/async"
          "switchboard|$work/switchboard|/healthz|/healthz")
 for target in "${targets[@]}"; do
     IFS='|' read -r key binary ready path <<<"$target"
-    instructions "$key-ir" "$binary" "$ready" "$path" "$N1"
-    first=$TOTAL
-    instructions "$key-ir" "$binary" "$ready" "$path" "$N2"
-    IR[$key]=$(((TOTAL - first) / (N2 - N1)))
+    BENCH_READY_TIMEOUT=120 bench_callgrind_per_request "$key-ir" "http://127.0.0.1:$port$ready" "$N1" "$N2" requests \
+        "$binary" PORT="$port" THREADS=2 HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error DATABASE_URL="${DATABASE_URL:-}"
+    IR[$key]=$BENCH_IR
     bench_log "$(printf '%-12s %s: %d instructions per request' "$key" "$path" "${IR[$key]}")"
 done
 

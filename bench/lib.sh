@@ -346,6 +346,27 @@ bench_date() { date -u '+%Y-%m-%d %H:%M UTC'; }
 bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
 bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }
 
+# bench_callgrind_per_request NAME READY-URL N1 N2 CLIENT BINARY [VAR=VALUE...]: sets BENCH_IR to the user-space
+# instructions per request of BINARY (started with the VARs in its environment, under callgrind, as bench_start_server
+# starts a server) between a run in which CLIENT served it N1 requests and one in which it served N2 (CLIENT is a
+# command given the count); the difference of the two runs' totals over N2 - N1 leaves out start-up and shutdown.
+# Stops every server this script started after each run (callgrind writes its totals as the server exits).
+BENCH_IR=0
+bench_callgrind_per_request() {
+    local name=$1 ready=$2 n1=$3 n2=$4 client=$5 binary=$6 out="$BENCH_OUT/raw/$1.callgrind" n totals=()
+    shift 6
+    for n in "$n1" "$n2"; do
+        rm -f "$out"
+        bench_start_server "$name" "$ready" -- env "$@" valgrind --tool=callgrind --callgrind-out-file="$out" "$binary"
+        "$client" "$n"
+        bench_stop_servers
+        totals+=("$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)")
+        [ -n "${totals[-1]}" ] || bench_die "$name: callgrind wrote no totals (log: $BENCH_OUT/logs/$name.log)"
+    done
+    rm -f "$out"
+    BENCH_IR=$(((totals[1] - totals[0]) / (n2 - n1)))
+}
+
 # bench_verdict WHAT A B: a verdict line for the goals table, `**PASS**: WHAT` when A >= B, else `**FAIL**: WHAT`
 # (for an upper bound, pass the bound as A and the figure as B).
 bench_verdict() { if bench_ge "$2" "$3"; then echo "**PASS**: $1"; else echo "**FAIL**: $1"; fi; }

@@ -45,21 +45,7 @@ PY
 
 port=""
 bench_pick_port port 18590
-TOTAL=0
-# instructions NAME BINARY N: sets TOTAL to the instructions of a server that took N messages.
-instructions() {
-    local out="$work/callgrind.out"
-    rm -f "$out"
-    BENCH_READY_TIMEOUT=180 bench_start_server "$1" "http://127.0.0.1:$port/readyz" -- \
-        env PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 \
-        SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL" \
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$2"
-    python3 -I "$work/client.py" "$port" "$3" "$ADMIN"
-    bench_stop_servers # callgrind writes its totals as the server exits
-    TOTAL=$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)
-    [ -n "$TOTAL" ] || bench_die "$1: callgrind wrote no totals (log: $BENCH_OUT/logs/$1.log)"
-}
-
+messages() { python3 -I "$work/client.py" "$port" "$1" "$ADMIN"; }
 declare -A IR
 builds=("switchboard|$SB_BIN")
 [ -n "${SWITCHBOARD_BASELINE_BIN:-}" ] && builds+=("baseline|$SWITCHBOARD_BASELINE_BIN")
@@ -67,10 +53,10 @@ for build in "${builds[@]}"; do
     IFS='|' read -r key binary <<<"$build"
     # This valgrind cannot read the toolchain's DWARF 5; symbols are enough for a count.
     strip --strip-debug -o "$work/$key" "$binary"
-    instructions "$key-post-ir" "$work/$key" "$N1"
-    first=$TOTAL
-    instructions "$key-post-ir" "$work/$key" "$N2"
-    IR[$key]=$(((TOTAL - first) / (N2 - N1)))
+    BENCH_READY_TIMEOUT=180 bench_callgrind_per_request "$key-post-ir" "http://127.0.0.1:$port/readyz" "$N1" "$N2" \
+        messages "$work/$key" PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 \
+        SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL"
+    IR[$key]=$BENCH_IR
     bench_log "$(printf '%-12s %d instructions per message POST' "$key" "${IR[$key]}")"
 done
 
