@@ -89,6 +89,7 @@ public final class Application: Sendable {
         let libraryLog: @Sendable (String) -> Void = { line in logger.warning("libmicrohttpd", ["message": line]) }
         var serverConfiguration = configuration.server
         serverConfiguration.errorLog = libraryLog
+        if configuration.tasksOnReactor { serverConfiguration.taskExecutor = reactor }
         let streamServer = configuration.streamServer.map {
             var streamConfiguration = $0
             streamConfiguration.errorLog = libraryLog
@@ -102,7 +103,10 @@ public final class Application: Sendable {
                                  fromMemory: responder.answerFromMemory(_:), streamsBody: responder.streamsBody(_:),
                                  handoff: handoff)
         var parts: [any Service] = [DatabaseClosing(pools: [pool, deliveryPool], reactor: reactor)]
-        if let listener { parts.append(NoticeFollower(listener: listener, services: services, logger: logger)) }
+        if let listener {
+            parts.append(NoticeFollower(listener: listener, services: services, logger: logger,
+                                        executor: configuration.tasksOnReactor ? reactor : nil))
+        }
         parts.append(migrationApplier)
         parts.append(HourlyPruning(pool: pool, attachments: configuration.attachments,
                                    auditRetentionDays: configuration.auditRetentionDays, logger: logger))

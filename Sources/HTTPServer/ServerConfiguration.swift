@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     /// completing; dripping bytes does not extend it (the idle timeout alone would be reset by every byte). Also
     /// bounds how long an idle keep-alive connection waits for its next request. Nil: no deadline.
     public var headTimeout: Duration?
+    /// The executor each request's task prefers (`Task(executorPreference:)`): its handler's code and the resumptions
+    /// after its waits run there (not a streamed body's: an upload's work is heavy). Nil: the global executor.
+    public var taskExecutor: (any TaskExecutor)?
     /// Receives libmicrohttpd's own error lines (at most a few a second; the rest are counted, not written).
     public var errorLog: (@Sendable (String) -> Void)?
 

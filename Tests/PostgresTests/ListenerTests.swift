@@ -299,6 +299,34 @@ struct NotificationWaitTests {
         #expect(try await connection.waitForNotifications().map(\.payload) == ["one", "two"])
     }
 
+    /// A wait with a deadline: empty once it passes with nothing come (the connection still usable, and the next
+    /// notification still delivered), and the notifications themselves when they come first.
+    @Test func aWaitWithADeadlineEndsEmptyAndLeavesTheConnection() async throws {
+        let channel = TestDatabase.uniqueName("wait")
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        try await connection.execute(script: "LISTEN \(channel)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await connection.waitForNotifications(until: .now + .milliseconds(100)).isEmpty)
+        #expect(clock.now - start >= .milliseconds(100))
+        #expect(!connection.isBroken)
+        #expect(try await connection.query("SELECT 1 AS one")[0].decode("one", as: Int.self) == 1)
+
+        let received = Task { try await connection.waitForNotifications(until: .now + .seconds(60)) }
+        await waitUntil {
+            if case .busy = connection.state.withLock({ $0.state }) { return true }
+            return false
+        }
+        try await TestDatabase.withConnection { try await $0.notify(channel: channel, payload: "woken") }
+        #expect(try await received.value.map(\.payload) == ["woken"])
+        // Its deadline's timer went with the wait: a later wait is not ended by it.
+        let later = Task { try await connection.waitForNotifications() }
+        try await Task.sleep(for: .milliseconds(50))
+        try await TestDatabase.withConnection { try await $0.notify(channel: channel, payload: "later") }
+        #expect(try await later.value.map(\.payload) == ["later"])
+    }
+
     @Test func waitingInsideATransactionIsRefused() async throws {
         try await TestDatabase.withConnection { connection in
             try await connection.execute(script: "BEGIN")

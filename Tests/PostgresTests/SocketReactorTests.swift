@@ -59,6 +59,41 @@ struct SocketReactorTests {
         await #expect { try await first.value } throws: { ($0 as? PostgresError)?.kind == .connection }
     }
 
+    /// A wait with a deadline ends false at the deadline, true at a readiness that comes first, and its timer ends
+    /// that wait only: a wait armed on the same descriptor afterwards outlives the first one's deadline.
+    @Test func aWaitsDeadlineEndsItAndNoOther() async throws {
+        let reactor = SocketReactor(name: "test-reactor")
+        defer { reactor.stop() }
+        let pipe = Pipe()
+        _ = fcntl(pipe.read, F_SETFL, fcntl(pipe.read, F_GETFL) | O_NONBLOCK)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await reactor.wait(pipe.read, for: .read, until: .now + .milliseconds(50)) == false)
+        #expect(clock.now - start >= .milliseconds(50))
+        #expect(!reactor.hasWaiter(on: pipe.read))
+
+        let first = Task { try await reactor.wait(pipe.read, for: .read, until: .now + .milliseconds(150)) }
+        await waitUntil { reactor.hasWaiter(on: pipe.read) }
+        pipe.send()
+        #expect(try await first.value == true)
+        var byte: UInt8 = 0
+        _ = Glibc.read(pipe.read, &byte, 1)
+        let second = Task { try await reactor.wait(pipe.read, for: .read, cancellable: true) }
+        await waitUntil { reactor.hasWaiter(on: pipe.read) }
+        try await Task.sleep(for: .milliseconds(300))  // past the first wait's deadline
+        #expect(reactor.hasWaiter(on: pipe.read))
+        pipe.send()
+        try await second.value
+
+        // Cancelled before its deadline: CancellationError, not false.
+        _ = Glibc.read(pipe.read, &byte, 1)
+        let cancelled = Task { try await reactor.wait(pipe.read, for: .read, until: .now + .seconds(60)) }
+        await waitUntil { reactor.hasWaiter(on: pipe.read) }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        reactor.deregister(pipe.read)
+    }
+
     @Test func aReadySocketIsAnsweredWithoutTheReactor() async throws {
         let reactor = SocketReactor(name: "test-reactor")
         let pipe = Pipe()

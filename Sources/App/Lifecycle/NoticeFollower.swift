@@ -14,13 +14,16 @@ struct NoticeFollower: Service {
     let listener: PostgresListener
     let services: Services
     let logger: Logger
+    /// The executor the interactions' follower prefers (the reactor, whose thread reads the notices), or nil.
+    let executor: (any TaskExecutor)?
     /// Guards the notice streams subscribed in `prepare()` until `run()` takes them.
     private let subscriptions = Locked<Subscriptions?>(nil)
 
-    init(listener: PostgresListener, services: Services, logger: Logger) {
+    init(listener: PostgresListener, services: Services, logger: Logger, executor: (any TaskExecutor)? = nil) {
         self.listener = listener
         self.services = services
         self.logger = logger
+        self.executor = executor
     }
 
     /// Subscribes before the listener starts, so no notice falls before a follower exists.
@@ -57,7 +60,7 @@ struct NoticeFollower: Service {
                 try? await gracefulShutdown()
                 await listener.stop()
             }
-            group.addTask {
+            group.addTask(executorPreference: executor) {
                 // The inbox reads a batch of whatever became visible: it needs no more of a notice than that it came.
                 await Self.followInRuns(interactionNotices, apply: { notices in
                     inbox.noticed(notices)

@@ -10,13 +10,19 @@ extension PostgresConnection {
     /// open transaction (the server delivers nothing until it ends), and `.connection` when the connection breaks
     /// (server restart, `pg_terminate_backend`). Without a prior `LISTEN` it waits until cancelled.
     public func waitForNotifications() async throws -> [PostgresNotification] {
+        try await waitForNotifications(until: nil)
+    }
+
+    /// As ``waitForNotifications()``, but returns an empty array when none has arrived by `deadline` (a timer of
+    /// the connection's reactor: no task or thread of its own).
+    public func waitForNotifications(until deadline: ContinuousClock.Instant?) async throws -> [PostgresNotification] {
         try Task.checkCancellation()
         switch state.withLock({ $0.begin() }) {
         case .fail(let kind, let message): throw PostgresError(kind, message)
         case .proceed: break
         }
         do {
-            let notifications = try await receiveNotifications()
+            let notifications = try await receiveNotifications(until: deadline)
             endOperation(healthy: true)
             return notifications
         } catch {
@@ -40,7 +46,7 @@ extension PostgresConnection {
     private static let notifyStatement = PreparedStatement("SELECT pg_notify($1, $2)")
 
     /// Reads until `PQnotifies` yields something; runs while holding the `.busy` state.
-    private func receiveNotifications() async throws -> [PostgresNotification] {
+    private func receiveNotifications(until deadline: ContinuousClock.Instant?) async throws -> [PostgresNotification] {
         guard PQtransactionStatus(pgconn) == PQTRANS_IDLE else {
             throw PostgresError(.misuse, "notifications are not delivered inside a transaction; end it first")
         }
@@ -50,7 +56,11 @@ extension PostgresConnection {
             guard !notices.sawFatal, PQstatus(pgconn) == CONNECTION_OK else {
                 throw PostgresError(connection: pgconn, "the server closed the connection")
             }
-            try await reactor.wait(socket, for: .read, cancellable: true)
+            if let deadline {
+                guard try await reactor.wait(socket, for: .read, until: deadline) else { return [] }
+            } else {
+                try await reactor.wait(socket, for: .read, cancellable: true)
+            }
             guard PQconsumeInput(pgconn) == 1 else { throw PostgresError(connection: pgconn, "cannot read") }
         }
     }

@@ -61,28 +61,10 @@ extension PostgresListener {
         connection.close()
     }
 
-    /// The next notifications, or nil when none came within ``livenessInterval``.
+    /// The next notifications, or nil when none came within ``livenessInterval`` (a timer of the reactor bounds the
+    /// wait: no task, and no timer of the global executor, for each batch).
     private func notifications(from connection: PostgresConnection) async throws -> [PostgresNotification]? {
-        let interval = livenessInterval
-        return try await withThrowingTaskGroup(of: [PostgresNotification]?.self) { group in
-            group.addTask {
-                do {
-                    return try await connection.waitForNotifications()
-                } catch is CancellationError {
-                    return nil
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: interval)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            // The wait must be over before the connection is used again: collect the other task too.
-            while let other = try await group.next() {
-                if first == nil, let other { return other }
-            }
-            return first
-        }
+        let notifications = try await connection.waitForNotifications(until: .now + livenessInterval)
+        return notifications.isEmpty ? nil : notifications
     }
 }

@@ -127,7 +127,9 @@ public final class PostgresListener: Sendable {
     /// after ``stop()``, do nothing: a stopped listener stays stopped.
     public func start() {
         _ = state.withLock { state in
-            state.start { Task { await self.run() } }
+            // On the reactor's thread: the socket's readiness resumes the loop where it was read, and the batch goes to
+            // its followers from there, with no hop to the global executor in between.
+            state.start { Task(executorPreference: configuration.reactor) { await self.run() } }
         }
     }
 
