@@ -58,7 +58,8 @@ public final class Application: Sendable {
             maxConnections: min(4, configuration.webhooks.concurrency), acquireTimeout: configuration.poolTimeout)
         // The listener marks changed feeds stale the moment it reads a notice (before any task is scheduled), so a
         // read here right after another replica acknowledged its write does not get the old page.
-        let feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache)
+        let feeds = FeedService(store: FeedStore(pool: pool), caching: configuration.feedCache,
+                                executor: configuration.tasksOnReactor ? reactor : nil)
         let listener = try? PostgresListener(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL,
                                                  statementDeadline: min(configuration.statementDeadline, .seconds(10)),

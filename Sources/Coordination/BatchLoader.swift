@@ -56,15 +56,19 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let maxBatchSize: Int
     @usableFromInline let maxConcurrentBatches: Int
     @usableFromInline let gather: Duration
+    /// The executor the batch runners prefer (the one the callers' tasks run on, so a batch's answer resumes them
+    /// without a hop between threads), or nil for the global executor.
+    @usableFromInline let executor: (any TaskExecutor)?
     /// Guards the waiting callers by key, their order, the number of batches running and the statistics.
     @usableFromInline let state = Locked(State())
 
     /// A loader calling `load` with at most `maxBatchSize` keys, at most `maxConcurrentBatches` calls at a time, each
-    /// batch after the first of a busy spell gathering keys for `gather` first.
+    /// batch after the first of a busy spell gathering keys for `gather` first; batches run on `executor` when given.
     public init(maxBatchSize: Int = 500, maxConcurrentBatches: Int = 1, gather: Duration = .zero,
-                load: @escaping Load) {
+                executor: (any TaskExecutor)? = nil, load: @escaping Load) {
         precondition(maxBatchSize > 0 && maxConcurrentBatches > 0 && gather >= .zero)
         self.load = load
+        self.executor = executor
         self.maxBatchSize = maxBatchSize
         self.maxConcurrentBatches = maxConcurrentBatches
         self.gather = gather
@@ -124,7 +128,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
             state.running += 1
             return true
         }
-        if startBatch { Task { await self.runBatches() } }
+        if startBatch { Task(executorPreference: executor) { await self.runBatches() } }
     }
 
     /// Batches run and keys loaded so far.

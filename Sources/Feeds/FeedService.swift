@@ -36,17 +36,18 @@ public final class FeedService: Sendable {
     /// later).
     ///
     /// `changeCountSlots` (a power of two) bounds the memory of the feeds' change counts; feeds sharing a slot retire
-    /// each other's cached pages on a change (see ``FeedFreshness``).
+    /// each other's cached pages on a change (see ``FeedFreshness``). Batched reads run on `executor` when given (the
+    /// one the requests run on).
     public init(store: FeedStore, caching: Bool = true, maxCachedPages: Int = 10_000,
                 echoTimeout: Duration = .milliseconds(500),
-                changeCountSlots: Int = 4096) {
+                changeCountSlots: Int = 4096, executor: (any TaskExecutor)? = nil) {
         self.store = store
         self.echoTimeout = echoTimeout
         self.caching = caching
         self.freshness = Locked(Freshness(maxPages: caching ? maxCachedPages : 0, slots: changeCountSlots))
         self.pages = RequestCoordinator(caching: .disabled)
         self.reads = BatchLoader(maxBatchSize: FeedService.maxBatchSize,
-                                 maxConcurrentBatches: FeedService.concurrentBatches) { [store] loads in
+                                 maxConcurrentBatches: FeedService.concurrentBatches, executor: executor) { [store] loads in
             let found = try await store.pages(Array(Set(loads.map(\.page))))
             return Dictionary(uniqueKeysWithValues: loads.map { ($0, found[$0.page] ?? .noSuchFeed) })
         }

@@ -14,7 +14,7 @@ struct NoticeFollower: Service {
     let listener: PostgresListener
     let services: Services
     let logger: Logger
-    /// The executor the interactions' follower prefers (the reactor, whose thread reads the notices), or nil.
+    /// The executor the followers prefer (the reactor, whose thread reads the notices), or nil.
     let executor: (any TaskExecutor)?
     /// Guards the notice streams subscribed in `prepare()` until `run()` takes them.
     private let subscriptions = Locked<Subscriptions?>(nil)
@@ -74,8 +74,9 @@ struct NoticeFollower: Service {
                 })
             }
             // A revoked session's streams end on every replica. (Revocations missed while the listener was away are
-            // found by the interactions' follower after a reconnect, before its catch-up.)
-            group.addTask {
+            // found by the interactions' follower after a reconnect, before its catch-up.) On the same executor as the
+            // interactions' follower: the listener's thread wakes both, in the order their notices came.
+            group.addTask(executorPreference: executor) {
                 await Self.follow(revocationNotices, apply: { payload in
                     guard let session = UUID(uuidString: payload) else { return }
                     interactions.endStreams(ofSession: session)
