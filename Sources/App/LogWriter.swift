@@ -88,7 +88,10 @@ public final class LogWriter: Sendable {
         guard !started.load(ordering: .relaxed),
               started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        let thread = Thread { [self] in drain() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("switchboard-log")
+            drain()
+        }
         thread.name = "switchboard-log"
         thread.start()
     }

@@ -30,7 +30,10 @@ final class DisconnectMonitor: Sendable {
     /// Runs the monitor on its own thread until `stop()`. `registry` holds the requests being answered, `streams`
     /// the streamed responses being sent.
     func start(registry: InFlightRegistry, streams: InFlightRegistry) {
-        let thread = Thread { [self] in self.run(registry: registry, streams: streams) }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("disconnect-mon")
+            self.run(registry: registry, streams: streams)
+        }
         thread.name = "disconnect-monitor"
         thread.start()
     }

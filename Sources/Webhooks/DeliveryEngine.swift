@@ -60,7 +60,10 @@ final class DeliveryEngine: @unchecked Sendable {
             return true
         }
         guard startThread else { return }
-        let thread = Thread { [self] in serve() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("webhook-deliver")
+            serve()
+        }
         thread.name = "webhook-delivery"
         thread.start()
     }

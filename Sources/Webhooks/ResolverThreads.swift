@@ -41,7 +41,10 @@ final class ResolverThreads: Sendable {
         }
         available.signal()
         guard start else { return }
-        let thread = Thread { [self] in serve() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("webhook-resolve")
+            serve()
+        }
         thread.name = "webhook-resolve"
         thread.start()
     }
