@@ -29,6 +29,12 @@ public final class InboxFeed: Service {
     private struct State {
         var watchers: [UUID: [UInt64: InboxWatcher]] = [:]
         var starts: [Start] = []
+        /// The dispatcher holds a snapshot from a batch it read (a chain to continue): a notice must reach it even with
+        /// nobody watching, so that it lets the chain go. False once it has: notices with no watcher and no start
+        /// then need no batch, and do not wake it.
+        var chainHeld = false
+        /// Notices that woke the dispatcher (for tests).
+        var noticeWakes = 0
         var nextID: UInt64 = 0
         var stopped = false
         /// Told when an agent's first stream opens or its last closes here (presence).
@@ -109,8 +115,18 @@ public final class InboxFeed: Service {
             let event = InboxWatcher.statusEvent(change)
             for watcher in watchers(where: { $0.tenant == change.tenantID }) { watcher.say(event, key: .status(change.agentID)) }
         }
-        wake.yield()
+        // With nobody watching here, a notice would wake the dispatcher only for it to find nothing to read (and, busy,
+        // to wait out its batch interval first): every write paid for that, on a replica without inbox streams.
+        let needed = state.withLock { state in
+            let needed = !state.watchers.isEmpty || !state.starts.isEmpty || state.chainHeld
+            if needed { state.noticeWakes += 1 }
+            return needed
+        }
+        if needed { wake.yield() }
     }
+
+    /// How many notices woke the dispatcher (the others found nobody watching and no chain to let go).
+    var noticeWakes: Int { state.withLock { $0.noticeWakes } }
 
     /// The agents holding inbox streams here.
     public var connectedAgents: [Agent] {
@@ -246,6 +262,9 @@ public final class InboxFeed: Service {
             let (starts, tenants, more) = state.withLock { state in
                 let taken = Array(state.starts.prefix(InboxFeed.startsPerBatch))
                 state.starts.removeFirst(taken.count)
+                // Under the same lock as the taking: a notice from here on wakes the dispatcher again if this batch
+                // will hold a chain (its changes may have come after the batch's snapshot).
+                state.chainHeld = !taken.isEmpty || !state.watchers.isEmpty
                 return (taken, Array(state.watchers.keys), !state.starts.isEmpty)
             }
             if more { wake.yield() }
