@@ -84,9 +84,10 @@ public struct Configuration: Sendable {
     /// Where the service is reached from outside (`PUBLIC_URL`: `https://support.example.com`), for the links a
     /// tenant's backend hands agents; unset, links carry their path alone. Never taken from a request's `Host`.
     public var publicURL: String?
-    /// Requests' tasks run on the thread that waits for the database's sockets (`TASKS_ON_REACTOR`, default 1), so
-    /// a query's answer resumes its request without a hop to another thread; 0 runs them on the global executor.
-    public var tasksOnReactor = true
+    /// Requests' tasks run on the thread that waits for the database's sockets (`TASKS_ON_REACTOR=1`), so a query's
+    /// answer resumes its request without a hop to another thread. Off by default (the global executor): at rest it
+    /// saves a POST three context switches, but under `bench/writes.sh`'s load it cost CPU and throughput.
+    public var tasksOnReactor = false
     /// Registers `/_test/*` routes used by the end-to-end tests (`SWITCHBOARD_TEST_ROUTES=1`); never in production.
     public var testRoutes: Bool
 
@@ -188,7 +189,7 @@ public struct Configuration: Sendable {
             statementDeadline: .milliseconds(try reader.integer("DATABASE_STATEMENT_TIMEOUT_MS", default: 30_000,
                                                                 in: 100 ... 3_600_000)),
             webhooks: try webhookSettings(reader), attachments: try attachmentPolicy(reader))
-        configuration.tasksOnReactor = try reader.integer("TASKS_ON_REACTOR", default: 1, in: 0 ... 1) == 1
+        configuration.tasksOnReactor = try reader.integer("TASKS_ON_REACTOR", default: 0, in: 0 ... 1) == 1
         configuration.auditSealKey = try reader.key("AUDIT_SEAL_KEY")
         configuration.auditRetentionDays = try reader.integer("AUDIT_RETENTION_DAYS", default: 400, in: 1 ... 36_500)
         configuration.retentionFloorDays = try reader.integer("RETENTION_MIN_DAYS", default: 1, in: 1 ... 36_500)
