@@ -150,7 +150,7 @@ struct TestApp: Sendable {
                       webhooks: WebhookSettings = WebhookSettings(allowPrivateTargets: true),
                       attachments: AttachmentPolicy = AttachmentPolicy(),
                       auditSealKey: [UInt8]? = TestApp.auditSealKey,
-                      erasureGrace: Duration = .seconds(10), tasksOnReactor: Bool = true) async throws -> TestApp {
+                      erasureGrace: Duration = .seconds(10), tasksOnReactor: Bool = false) async throws -> TestApp {
         let database = if let database { database } else { try await TestDatabase.create() }
         let log = LogCapture()
         var configuration = Configuration(
@@ -165,8 +165,7 @@ struct TestApp: Sendable {
             attachments: attachments)
         configuration.auditSealKey = auditSealKey
         configuration.erasureGrace = erasureGrace
-        // In-process apps run requests on the reactor's thread (`TASKS_ON_REACTOR=1`); the tests that launch the
-        // binary (replicas, the walkthrough, the hostile checks) run its default, the global executor: both are tested.
+        // The service's default (the global executor); `tasksOnReactor` runs requests on the reactor's thread.
         configuration.tasksOnReactor = tasksOnReactor
         let app = Application(configuration: configuration, logger: Logger(level: .debug) { log.append($0) })
         let port = try await app.start()
