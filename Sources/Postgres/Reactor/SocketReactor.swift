@@ -76,18 +76,10 @@ public final class SocketReactor: TaskExecutor {
     func wait(_ fd: Int32, for interest: SocketInterest, cancellable: Bool = false) async throws {
         if cancellable { try Task.checkCancellation() }
         if interest.isReady(fd) { return }
-        let token = table.withLock { table in
-            table.lastToken &+= 1
-            return table.lastToken
-        }
         guard cancellable else {
-            return try await arm(fd, for: interest, token: token, cancellable: false)
+            return try await arm(fd, for: interest, token: nextToken(), cancellable: false)
         }
-        try await withTaskCancellationHandler {
-            try await arm(fd, for: interest, token: token, cancellable: true)
-        } onCancel: {
-            self.abandon(fd, token: token, with: CancellationError())
-        }
+        try await armCancellable(fd, for: interest, deadline: nil)
     }
 
     /// Suspends until `fd` is ready for `interest` (true) or `deadline` has passed (false); throws
@@ -98,19 +90,29 @@ public final class SocketReactor: TaskExecutor {
     func wait(_ fd: Int32, for interest: SocketInterest, until deadline: ContinuousClock.Instant) async throws -> Bool {
         try Task.checkCancellation()
         if interest.isReady(fd) { return true }
-        let token = table.withLock { table in
-            table.lastToken &+= 1
-            return table.lastToken
-        }
         do {
-            try await withTaskCancellationHandler {
-                try await arm(fd, for: interest, token: token, cancellable: true, deadline: deadline)
-            } onCancel: {
-                self.abandon(fd, token: token, with: CancellationError())
-            }
+            try await armCancellable(fd, for: interest, deadline: deadline)
             return true
         } catch is DeadlinePassed {
             return false
+        }
+    }
+
+    /// A fresh token for a wait, so that a stale event or timer of an earlier wait on the descriptor is ignored.
+    private func nextToken() -> UInt32 {
+        table.withLock { table in
+            table.lastToken &+= 1
+            return table.lastToken
+        }
+    }
+
+    /// Arms a wait that the task's cancellation ends with `CancellationError`.
+    private func armCancellable(_ fd: Int32, for interest: SocketInterest, deadline: ContinuousClock.Instant?) async throws {
+        let token = nextToken()
+        try await withTaskCancellationHandler {
+            try await arm(fd, for: interest, token: token, cancellable: true, deadline: deadline)
+        } onCancel: {
+            self.abandon(fd, token: token, with: CancellationError())
         }
     }
 
