@@ -4,6 +4,7 @@
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   bench_init                                  # cleanup trap: servers started below are killed at exit
 #   bench_build_c_baseline                      # bench/c-baseline/mhd-baseline, rebuilt when the source changed
+#   bench_build_message_peer                    # bench/c-baseline/mhd-message, rebuilt when its source changed
 #   bench_build_bridge_floor                    # bench/bridge-floor, sets $BENCH_FLOOR_BIN
 #   bench_pick_port port 18090                  # sets $port to a free port
 #   bench_start_server c "http://127.0.0.1:$port/direct" -- env PORT=$port "$BENCH_C_BIN"
@@ -19,6 +20,7 @@ BENCH_ROOT=$(cd "$BENCH_DIR/.." && pwd)
 BENCH_OUT=${BENCH_OUT:-$BENCH_DIR/out}
 BENCH_C_SRC=$BENCH_DIR/c-baseline/baseline.c
 BENCH_C_BIN=$BENCH_DIR/c-baseline/mhd-baseline
+BENCH_MESSAGE_BIN=$BENCH_DIR/c-baseline/mhd-message
 
 # wrk load shape, shared by every HTTP benchmark so that figures stay comparable.
 BENCH_SECONDS=${BENCH_SECONDS:-5}
@@ -123,6 +125,22 @@ bench_build_c_baseline() {
     if [ -n "$warnings" ]; then
         printf '%s\n' "$warnings" >&2
         bench_die "C baseline must build without warnings"
+    fi
+}
+
+# bench_build_message_peer: compiles bench/c-baseline/message.c (a message POST in C, with libpq) into
+# $BENCH_MESSAGE_BIN, zero warnings required, if it is missing or older than its source.
+bench_build_message_peer() {
+    local source=$BENCH_DIR/c-baseline/message.c
+    [ -x "$BENCH_MESSAGE_BIN" ] && [ "$BENCH_MESSAGE_BIN" -nt "$source" ] && return 0
+    bench_log "building $BENCH_MESSAGE_BIN"
+    local warnings
+    warnings=$(gcc -O2 -Wall -Wextra -I/usr/include/postgresql -o "$BENCH_MESSAGE_BIN" "$source" \
+        -lmicrohttpd -lpq -lpthread 2>&1) \
+        || { printf '%s\n' "$warnings" >&2; bench_die "the C message peer failed to build (libmicrohttpd-dev, libpq-dev?)"; }
+    if [ -n "$warnings" ]; then
+        printf '%s\n' "$warnings" >&2
+        bench_die "the C message peer must build without warnings"
     fi
 }
 

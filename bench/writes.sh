@@ -11,10 +11,13 @@
 #   - pgbench -M prepared -c8 running the transaction a message was before it became one statement
 #     (bench/writes/transaction.sql: BEGIN, the row lock, the append, the notice, COMMIT) on the same interactions;
 #   - FastAPI + uvicorn (2 workers) + asyncpg running that same transaction (bench/fastapi/app.py), under the same wrk
-#     load (BENCH_FASTAPI=0 skips it; a machine without PyPI skips it with a note).
+#     load (BENCH_FASTAPI=0 skips it; a machine without PyPI skips it with a note);
+#   - the same POSTs to bench/c-baseline/message.c: libmicrohttpd and libpq in the leanest C, running the very statement
+#     Switchboard runs (bench/c-baseline/message.sql), so that Switchboard's CPU per POST has a reference doing its work.
 # For each: POST/s, p50/p99, CPU per POST of Switchboard (or the peer) and of Postgres, context switches per POST of
 # the server's threads (voluntary + involuntary switches from /proc, the count `perf stat -e context-switches` reads),
-# and the goal ratios: Switchboard plain / pgbench, Switchboard plain / FastAPI, idempotent / plain CPU.
+# and the goal ratios: Switchboard plain / pgbench, Switchboard plain / FastAPI, idempotent / plain CPU, and
+# Switchboard's CPU per POST / C's.
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_SECONDS (5), BENCH_ROUNDS (3)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -23,13 +26,16 @@ bench_init
 bench_need_switchboard_and_database
 command -v pgbench >/dev/null || bench_die "pgbench not found (Debian: postgresql-client)"
 bench_build_c_baseline
+bench_build_message_peer
 INTERACTIONS=${WRITES_INTERACTIONS:-200}
 ADMIN=bench-admin-token-0123456789
-port="" hook_port="" fa_port=""
+port="" hook_port="" fa_port="" c_port=""
 bench_pick_port port 18990
 bench_pick_port hook_port 18995
 bench_pick_port fa_port 18997
-url="http://127.0.0.1:$port"
+bench_pick_port c_port 18999
+url="http://127.0.0.1:$port" c_url="http://127.0.0.1:$c_port"
+C_TOKEN=bench-c-message-peer-token-0123456789
 bench_start_server receiver "http://127.0.0.1:$hook_port/count" -- env PORT="$hook_port" HOST=127.0.0.1 THREADS=1 "$BENCH_C_BIN"
 start_switchboard() {
     bench_start_server switchboard "$url/readyz" -- env PORT="$port" STREAM_PORT=off HOST=127.0.0.1 \
@@ -66,6 +72,14 @@ psql "$DATABASE_URL" -q -c "DROP TABLE IF EXISTS bench_targets" \
     -c "CREATE TABLE bench_targets (n int PRIMARY KEY, id uuid NOT NULL, tenant_id uuid NOT NULL)"
 awk -v tenant="$tenant_id" '{ printf "%d\t%s\t%s\n", NR, $1, tenant }' "$ids" \
     | psql "$DATABASE_URL" -q -c "COPY bench_targets FROM STDIN"
+start_c_peer() {
+    # Its pool: as many connections as Switchboard's (DATABASE_POOL_SIZE, default 10).
+    bench_start_server c-message "$c_url/healthz" -- \
+        env PORT="$c_port" HOST=127.0.0.1 DATABASE_URL="$DATABASE_URL" WORKERS="${DATABASE_POOL_SIZE:-10}" \
+        MESSAGE_SQL="$BENCH_DIR/c-baseline/message.sql" MESSAGE_TOKEN=$C_TOKEN MESSAGE_TENANT="$tenant_id" \
+        MESSAGE_USER=agent-1 MESSAGE_ROLE=agent "$BENCH_MESSAGE_BIN"
+    c_pid=${BENCH_PIDS[-1]}
+}
 payload='{"id":"00000000-0000-4000-8000-000000000000","sender_id":"agent-1","sender_role":"agent","text":"a message of the bench"}'
 
 fastapi="" fa_pid=""
@@ -89,13 +103,14 @@ children_cpu_ms() {
         printf "%d\n", (f[14] + f[15]) * 1000 / tick }' "/proc/$$/stat"
 }
 
-rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=()
+rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=() c_ratios=() c_cpus=()
 declare -A RPS SB PG CS
 # measure LABEL KEY KIND: one run of KIND (sb, sb-key, sb-hook, pgbench, fastapi); appends its row, keeps its figures.
 measure() {
     local label=$1 key=$2 kind=$3 raw="$BENCH_OUT/raw/writes-$2.txt"
     local pid=$sb_pid
     [ "$kind" = fastapi ] && pid=$fa_pid
+    [ "$kind" = c ] && pid=$c_pid
     local cpu_before pg_before cs_before
     cpu_before=$( [ "$kind" = fastapi ] && bench_tree_cpu_ms "$pid" || bench_pid_cpu_ms "$pid")
     [ "$kind" = pgbench ] && cpu_before=$(children_cpu_ms)
@@ -114,6 +129,7 @@ measure() {
             sb-key) idempotent=1 ;;
             sb-hook) list=$hook_ids token=$hook_agent ;;
             fastapi) base=$fastapi path=/interactions/ ;;
+            c) base=$c_url token=$C_TOKEN ;;
         esac
         if [ "$kind" = sb-create ] || [ "$kind" = sb-claim ]; then
             local script=writes_assign.lua
@@ -161,6 +177,7 @@ for commit in on off; do
     bench_start_server receiver "http://127.0.0.1:$hook_port/count" -- env PORT="$hook_port" HOST=127.0.0.1 THREADS=1 "$BENCH_C_BIN"
     start_switchboard
     [ -z "$fastapi" ] || start_fastapi
+    start_c_peer
     for ((r = 1; r <= BENCH_ROUNDS; r++)); do
         at="synchronous_commit=$commit, round $r"
         measure "$at: Switchboard, plain" "$commit-$r-plain" sb
@@ -171,16 +188,19 @@ for commit in on off; do
         measure "$at: Switchboard, claims and unassignments in turn" "$commit-$r-claim" sb-claim
         measure "$at: pgbench -c8, the transaction" "$commit-$r-pgbench" pgbench
         [ -z "$fastapi" ] || measure "$at: FastAPI + asyncpg, the transaction" "$commit-$r-fastapi" fastapi
+        measure "$at: C (libmicrohttpd + libpq), the same statement" "$commit-$r-c" c
         plain=$commit-$r-plain
         line="| $commit | $r | $(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-pgbench]}") | "
         line+="$( [ -n "$fastapi" ] && bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-fastapi]}" || echo -) | "
         line+="${SB[$plain]} | $(bench_ratio "${SB[$commit-$r-key]}" "${SB[$plain]}") | "
-        line+="$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] )) |"
+        line+="$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] )) | "
+        line+="${SB[$commit-$r-c]} | $(bench_ratio "${SB[$plain]}" "${SB[$commit-$r-c]}") |"
         summary+=("$line")
         if [ "$commit" = off ]; then
             pg_ratios+=("$(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-pgbench]}")") cpus+=("${SB[$plain]}")
             key_ratios+=("$(bench_ratio "${SB[$commit-$r-key]}" "${SB[$plain]}")")
             hook_extras+=("$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] ))")
+            c_ratios+=("$(bench_ratio "${SB[$plain]}" "${SB[$commit-$r-c]}")") c_cpus+=("${SB[$commit-$r-c]}")
         fi
     done
 done
@@ -192,6 +212,7 @@ verdicts=(
     "$(bench_verdict "Switchboard CPU per POST = $cpu µs (goal ≤ 150; rounds ${cpus[*]})" 150 "$cpu")"
     "$(bench_verdict "CPU of a POST with an Idempotency-Key ÷ plain = $key_ratio (goal ≤ 1.3; rounds ${key_ratios[*]})" 1.3 "$key_ratio")"
     "$(bench_verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
+    "$(bench_measured "Switchboard CPU per POST ÷ C running the same statement = $(bench_median "${c_ratios[@]}") (C: $(bench_median "${c_cpus[@]}") µs; rounds ${c_ratios[*]})")"
 )
 # Each write's own figures (no bound of their own beyond the POST's: for telling builds apart), medians of the rounds.
 for write in "plain:message POST" "read:read position" "create:interaction opened" "claim:claim or unassignment"; do
@@ -215,9 +236,10 @@ out="$BENCH_OUT/writes.md"
     echo "Goals: POST/s ≥ 1.0× pgbench running the transaction (with \`synchronous_commit = off\`); Switchboard CPU ≤ 150 µs"
     echo "per POST; an Idempotency-Key within 1.3× of a plain POST. FastAPI is a reference, not a goal. A webhook's extra"
     echo "CPU is what a subscribed tenant's POST and its delivery cost Switchboard and Postgres together beyond a plain one."
+    echo "C is bench/c-baseline/message.c: the POST's HTTP, token, JSON and statement in the leanest C, a reference."
     echo
-    echo "| synchronous_commit | round | POST/s ÷ pgbench | POST/s ÷ FastAPI | Switchboard µs/POST | Idempotency-Key CPU ÷ plain | webhook: extra µs (all processes) |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    echo "| synchronous_commit | round | POST/s ÷ pgbench | POST/s ÷ FastAPI | Switchboard µs/POST | Idempotency-Key CPU ÷ plain | webhook: extra µs (all processes) | C µs/POST | Switchboard CPU ÷ C's |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     printf '%s\n' "${summary[@]}"
     echo
     echo "With \`synchronous_commit = off\`, the median round:"
