@@ -4,7 +4,9 @@
 # and an interaction, then takes N1 and, in a second run, N2 text messages from the agent, one at a time over one
 # kept-alive connection; the difference of the two runs' totals over N2 - N1 leaves out start-up, the set-up and
 # shutdown. Postgres and the kernel are not in the count (see bench/writes.sh for those).
-# With SWITCHBOARD_BASELINE_BIN set, that build is counted the same way, and the ratio is printed.
+# With SWITCHBOARD_BASELINE_BIN set, that build is counted the same way, and the ratio is printed. The C peer
+# (bench/c-baseline/message.c: the same POST's work in the leanest C, the same statement) is counted the same way on an
+# interaction Switchboard opened, and Switchboard's count over C's is printed: the work a Swift POST adds.
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_IR_POSTS="200 600" (N1 N2)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -16,6 +18,7 @@ read -r N1 N2 <<<"${BENCH_IR_POSTS:-200 600}"
 command -v valgrind >/dev/null || bench_die "valgrind is needed (apt-get install valgrind)"
 bench_init
 bench_need_switchboard_and_database
+bench_build_message_peer
 ADMIN=bench-admin-token-0123456789
 
 work=$(mktemp -d)
@@ -39,6 +42,19 @@ for build in "${builds[@]}"; do
     bench_log "$(printf '%-12s %d instructions per message POST' "$key" "${IR[$key]}")"
 done
 
+# The C peer, on a tenant and an interaction that Switchboard (not counted) opens for it.
+bench_start_server opener "http://127.0.0.1:$port/readyz" -- env PORT="$port" HOST=127.0.0.1 STREAM_PORT=off \
+    LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL" "$SB_BIN"
+read -r peer_tenant peer_interaction < <(python3 -I "$BENCH_ROOT/bench/post_client.py" --open "$port" "$ADMIN")
+bench_stop_servers
+PEER_TOKEN=bench-c-message-peer-token-0123456789
+peer_messages() { python3 -I "$BENCH_ROOT/bench/post_client.py" --peer "$port" "$1" "$PEER_TOKEN" "$peer_interaction"; }
+BENCH_READY_TIMEOUT=180 bench_callgrind_per_request "c-post-ir" "http://127.0.0.1:$port/healthz" "$N1" "$N2" \
+    peer_messages "$BENCH_MESSAGE_BIN" PORT="$port" HOST=127.0.0.1 DATABASE_URL="$DATABASE_URL" WORKERS=10 \
+    MESSAGE_SQL="$BENCH_DIR/c-baseline/message.sql" MESSAGE_TOKEN=$PEER_TOKEN MESSAGE_TENANT="$peer_tenant"
+IR[c]=$BENCH_IR
+bench_log "$(printf '%-12s %d instructions per message POST' "C peer" "${IR[c]}")"
+
 {
     echo "## User-space instructions per message POST (callgrind)"
     echo
@@ -48,6 +64,7 @@ done
     echo "| build | instructions per POST |"
     echo "| --- | ---: |"
     echo "| \`$SB_BIN\` | ${IR[switchboard]} |"
+    echo "| C (\`bench/c-baseline/message.c\`), the same statement | ${IR[c]} |"
     if [ -n "${IR[baseline]:-}" ]; then
         echo "| \`$SWITCHBOARD_BASELINE_BIN\` (baseline) | ${IR[baseline]} |"
         echo
@@ -55,4 +72,6 @@ done
     fi
     echo
     bench_measured "user-space instructions per message POST = ${IR[switchboard]} (the write path's own work; Postgres and the kernel are not in it)"
+    echo
+    bench_measured "user-space instructions per message POST, Switchboard ÷ C doing the same POST = $(bench_ratio "${IR[switchboard]}" "${IR[c]}") (C: ${IR[c]})"
 } | tee "$BENCH_OUT/post-instructions.md"

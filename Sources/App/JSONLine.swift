@@ -62,6 +62,6 @@ struct JSONLine: ~Copyable {
 
     mutating func finish() -> String {
         json.raw("}")
-        return String(decoding: json.bytes, as: UTF8.self)
+        return json.text
     }
 }

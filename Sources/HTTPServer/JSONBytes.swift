@@ -29,6 +29,11 @@ public struct JSONBytes: ~Copyable {
         [UInt8](UnsafeBufferPointer(start: base, count: count))
     }
 
+    /// The document so far as a string (one copy, without an array between).
+    public var text: String {
+        String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+    }
+
     /// The document so far, as bytes responses can share (one copy, exactly its size).
     public var sharedBytes: SharedBytes {
         SharedBytes(copying: UnsafeRawBufferPointer(start: base, count: count))

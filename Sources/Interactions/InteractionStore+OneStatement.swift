@@ -26,14 +26,14 @@ extension InteractionStore {
                                 recordingUnder key: IdempotentWrites.Key?,
                                 on connection: PostgresConnection) async throws -> AloneOutcome {
         let messageID = RandomUUID.make().lowercased
-        let payload: [String: String?] = ["id": messageID, "sender_id": principal.userID,
-                                          "sender_role": principal.role?.rawValue, "text": text]
+        let payload = InteractionMessage.payload(id: messageID, senderID: principal.userID,
+                                                 senderRole: principal.role?.rawValue, text: text)
         let pieces = InteractionMessage.answerPieces(id: messageID, senderID: principal.userID ?? "",
                                                      senderRole: principal.role?.rawValue ?? "", text: text)
         let rows: PostgresRows
         do {
             rows = try await connection.query(InteractionStore.messageAloneStatement, [
-                id, principal.tenantID, InteractionStore.customerScope(principal), InteractionStore.payloadJSON(payload),
+                id, principal.tenantID, InteractionStore.customerScope(principal), payload,
                 pieces.middle, pieces.tail, key?.owner, key?.key, key?.fingerprint,
             ])
         } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey" {

@@ -120,7 +120,7 @@ public struct InteractionStore: Sendable {
             if let value = field.value { json.string(value) } else { json.raw("null") }
         }
         json.raw("}")
-        return String(decoding: json.bytes, as: UTF8.self)
+        return json.text
     }
 
     /// Records a change of interaction `$1` that appends nothing to its log (a read position moving on an

@@ -34,6 +34,21 @@ struct MessageEncodingTests {
         }
     }
 
+    @Test(arguments: [UInt64(6), 7])
+    func aTextMessagesPayloadIsWhatTheGeneralWriterWrites(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 500 {
+            let id = UUID().lowercased
+            let senderID = Bool.random(using: &random) ? Self.text(&random, upTo: 6) : nil
+            let senderRole = Bool.random(using: &random) ? Self.text(&random, upTo: 3) : nil
+            let text = Self.text(&random, upTo: 30)
+            let general = InteractionStore.payloadJSON(["id": id, "sender_id": senderID, "sender_role": senderRole,
+                                                        "text": text])
+            #expect(InteractionMessage.payload(id: id, senderID: senderID, senderRole: senderRole, text: text) == general,
+                    "seed \(seed)")
+        }
+    }
+
     @Test(arguments: [UInt64(4), 5])
     func thePayloadIsTheDocumentJSONSerializationWrote(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
