@@ -65,6 +65,20 @@ struct PoolStateMachine<Connection> {
         return .wait(armTimer: waiters[0].deadline)
     }
 
+    /// A task wants a connection and will not queue for it: what ``acquire(waiter:deadline:)`` grants when it grants at
+    /// once, else nil with nothing changed (a closed pool, a full one, or one with waiters already queued, who come
+    /// first). Most leases find a connection free; this lets them take it without a waiter's bookkeeping.
+    mutating func acquireNow() -> Grant? {
+        guard !isClosed, waiters.isEmpty else { return nil }
+        if let connection = idle.popLast() {
+            leased += 1
+            return .connection(connection)
+        }
+        guard leased + idle.count < maxConnections else { return nil }
+        leased += 1
+        return .openSlot
+    }
+
     /// The waiter timer fired at `now`: the waiters whose deadline has passed (oldest first), which time out, and
     /// when the timer must fire next (nil: nobody waits, and it stays idle until the next queued waiter).
     mutating func timerFired(at now: ContinuousClock.Instant) -> (expired: [UInt64], next: ContinuousClock.Instant?) {

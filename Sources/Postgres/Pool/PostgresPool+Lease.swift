@@ -16,6 +16,9 @@ extension PostgresPool {
 
     /// Queues behind earlier callers if the pool is full; throws on timeout, cancellation or pool close.
     private func waitForGrant() async throws -> Grant {
+        // A connection or slot free at once is taken under the lock: no continuation, no cancellation handler.
+        try Task.checkCancellation()
+        if let grant = state.withLock({ $0.machine.acquireNow() }) { return grant }
         let waiter = state.withLock { state in
             state.lastWaiterID += 1
             return state.lastWaiterID
