@@ -88,12 +88,7 @@ public final class LogWriter: Sendable {
         guard !started.load(ordering: .relaxed),
               started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("switchboard-log")
-            drain()
-        }
-        thread.name = "switchboard-log"
-        thread.start()
+        ThreadName.start("switchboard-log") { [self] in drain() }
     }
 
     private func drain() {

@@ -30,12 +30,7 @@ final class DisconnectMonitor: Sendable {
     /// Runs the monitor on its own thread until `stop()`. `registry` holds the requests being answered, `streams`
     /// the streamed responses being sent.
     func start(registry: InFlightRegistry, streams: InFlightRegistry) {
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("disconnect-mon")
-            self.run(registry: registry, streams: streams)
-        }
-        thread.name = "disconnect-monitor"
-        thread.start()
+        ThreadName.start("disconnect-monitor") { [self] in self.run(registry: registry, streams: streams) }
     }
 
     /// Notes a request just suspended, to be watched if it is still suspended after `watchAfter`.

@@ -60,12 +60,7 @@ final class DeliveryEngine: @unchecked Sendable {
             return true
         }
         guard startThread else { return }
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("webhook-deliver")
-            serve()
-        }
-        thread.name = "webhook-delivery"
-        thread.start()
+        ThreadName.start("webhook-delivery") { [self] in serve() }
     }
 
     /// Lets the thread end once nothing is in flight or waiting (POSTs already started still finish).

@@ -41,12 +41,7 @@ final class ResolverThreads: Sendable {
         }
         available.signal()
         guard start else { return }
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("webhook-resolve")
-            serve()
-        }
-        thread.name = "webhook-resolve"
-        thread.start()
+        ThreadName.start("webhook-resolve") { [self] in serve() }
     }
 
     /// Ends every thread once the jobs queued before are done.

@@ -58,12 +58,7 @@ public final class SocketReactor: TaskExecutor {
         precondition(epollFD >= 0 && wakeFD >= 0, "cannot create epoll/eventfd: errno \(errno)")
         let watched = Epoll.control(epollFD, Epoll.add, wakeFD, events: Epoll.readable, data: Self.wakeMarker)
         precondition(watched == 0, "cannot watch eventfd: errno \(errno)")
-        let thread = Thread { [self] in
-            ThreadName.setCurrent(name)
-            self.run()
-        }
-        thread.name = name
-        thread.start()
+        ThreadName.start(name) { [self] in self.run() }
     }
 
     /// Suspends until `fd` is ready for `interest`.
