@@ -113,9 +113,10 @@ bench_build_bridge_floor() {
 }
 
 # bench_build_c_baseline: compiles the raw-C libmicrohttpd baseline (zero warnings required) if it is
-# missing or older than its sources (baseline.c and the feed.c it includes).
+# missing or older than its sources (baseline.c and the feed.c and handoff.h it includes).
 bench_build_c_baseline() {
-    if [ -x "$BENCH_C_BIN" ] && [ "$BENCH_C_BIN" -nt "$BENCH_C_SRC" ] && [ "$BENCH_C_BIN" -nt "$BENCH_DIR/c-baseline/feed.c" ]; then
+    if [ -x "$BENCH_C_BIN" ] && [ "$BENCH_C_BIN" -nt "$BENCH_C_SRC" ] && [ "$BENCH_C_BIN" -nt "$BENCH_DIR/c-baseline/feed.c" ] \
+        && [ "$BENCH_C_BIN" -nt "$BENCH_DIR/c-baseline/handoff.h" ]; then
         return 0
     fi
     bench_log "building $BENCH_C_BIN"
@@ -129,10 +130,11 @@ bench_build_c_baseline() {
 }
 
 # bench_build_message_peer: compiles bench/c-baseline/message.c (a message POST in C, with libpq) into
-# $BENCH_MESSAGE_BIN, zero warnings required, if it is missing or older than its source.
+# $BENCH_MESSAGE_BIN, zero warnings required, if it is missing or older than its sources (and handoff.h).
 bench_build_message_peer() {
     local source=$BENCH_DIR/c-baseline/message.c
-    [ -x "$BENCH_MESSAGE_BIN" ] && [ "$BENCH_MESSAGE_BIN" -nt "$source" ] && return 0
+    [ -x "$BENCH_MESSAGE_BIN" ] && [ "$BENCH_MESSAGE_BIN" -nt "$source" ] \
+        && [ "$BENCH_MESSAGE_BIN" -nt "$BENCH_DIR/c-baseline/handoff.h" ] && return 0
     bench_log "building $BENCH_MESSAGE_BIN"
     local warnings
     warnings=$(gcc -O2 -Wall -Wextra -I/usr/include/postgresql -o "$BENCH_MESSAGE_BIN" "$source" \

@@ -58,78 +58,27 @@ enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_FEED, ROUTE_HOOK, R
 
 static atomic_ulong hooks_received;
 
+#include "handoff.h"
+
 /* Per-request context, stored in *con_cls and freed in the completion callback. */
 struct request {
+    struct handoff handoff; /* the worker hands it straight back */
     enum route route;
-    bool suspended;  /* guarded by ctx_lock: set right before MHD_suspend_connection, cleared by the resumer */
-    bool ready;      /* guarded by ctx_lock: the worker has produced the answer */
-    bool counted;    /* counted in `inflight` (suspended and not yet handled again) */
-    struct MHD_Connection *connection;
-    struct request *next;  /* worker queue link */
 };
 
 static struct MHD_Response *resp_ok, *resp_page, *resp_empty, *resp_not_found, *resp_not_allowed;
 
 #include "feed.c"
 
-/* One lock guards every context's suspended/ready flags: held only for a few instructions. */
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Worker queue. */
-static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
-static struct request *q_head, *q_tail;
-static bool q_stop;
-
-/* Shutdown bookkeeping: requests suspended and not yet handed back to the handler. */
-static atomic_long inflight;
 static atomic_bool stopping;
 
-static void inflight_add(long d) { atomic_fetch_add_explicit(&inflight, d, memory_order_relaxed); }
-static long inflight_get(void) { return atomic_load(&inflight); }
-
-static void enqueue(struct request *r) {
-    r->next = NULL;
-    pthread_mutex_lock(&q_lock);
-    if (q_tail)
-        q_tail->next = r;
-    else
-        q_head = r;
-    q_tail = r;
-    pthread_cond_signal(&q_cond);
-    pthread_mutex_unlock(&q_lock);
-}
-
+/* A worker: the "work" is the fixed body, so it hands each request straight back. */
 static void *worker_main(void *arg) {
     (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&q_lock);
-        while (!q_head && !q_stop)
-            pthread_cond_wait(&q_cond, &q_lock);
-        if (!q_head) { /* stopping and drained */
-            pthread_mutex_unlock(&q_lock);
-            return NULL;
-        }
-        struct request *r = q_head;
-        q_head = r->next;
-        if (!q_head)
-            q_tail = NULL;
-        pthread_mutex_unlock(&q_lock);
-
-        /* The "work": the answer is the fixed body, so just mark it ready. */
-        struct MHD_Connection *c = NULL;
-        pthread_mutex_lock(&ctx_lock);
-        r->ready = true;
-        if (r->suspended) {
-            r->suspended = false;
-            c = r->connection;
-        }
-        pthread_mutex_unlock(&ctx_lock);
-        /* The connection stays suspended (so neither it nor r can be freed) until this call;
-         * r must not be touched after it. */
-        if (c)
-            MHD_resume_connection(c);
-    }
+    struct handoff *h;
+    while ((h = handoff_take()))
+        handoff_return(h);
+    return NULL;
 }
 
 static enum route route_for(const char *url, const char *method) {
@@ -167,7 +116,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
         if (!r)
             return MHD_NO;
         r->route = route_for(url, method);
-        r->connection = connection;
+        r->handoff.connection = connection;
         *con_cls = r;
         return MHD_YES;
     }
@@ -202,26 +151,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
     case ROUTE_NOT_ALLOWED:
         return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, resp_not_allowed);
     case ROUTE_ASYNC: {
-        pthread_mutex_lock(&ctx_lock);
-        bool ready = r->ready;
-        pthread_mutex_unlock(&ctx_lock);
-        if (ready) { /* called again after the worker resumed us */
-            if (r->counted) {
-                r->counted = false;
-                inflight_add(-1);
-            }
+        if (handoff_returned(&r->handoff)) /* called again after the worker resumed us */
             return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
-        }
         /* shutting down: answer without suspending, so nothing is left suspended */
         if (atomic_load_explicit(&stopping, memory_order_relaxed))
             return MHD_queue_response(connection, MHD_HTTP_OK, resp_ok);
-        r->counted = true;
-        inflight_add(1);
-        pthread_mutex_lock(&ctx_lock);
-        r->suspended = true;
-        MHD_suspend_connection(connection);
-        pthread_mutex_unlock(&ctx_lock);
-        enqueue(r);
+        handoff_suspend(&r->handoff);
         return MHD_YES; /* never NO after suspending */
     }
     case ROUTE_NONE:
@@ -238,8 +173,7 @@ static void completed(void *cls, struct MHD_Connection *connection, void **con_c
     struct request *r = *con_cls;
     if (!r)
         return;
-    if (r->counted) /* cannot normally happen: a suspended request does not complete */
-        inflight_add(-1);
+    handoff_completed(&r->handoff);
     free(r);
     *con_cls = NULL;
 }
@@ -387,19 +321,14 @@ int main(int argc, char **argv) {
      * suspended (MHD_stop_daemon with a suspended connection aborts), then stop the daemon and workers. */
     atomic_store(&stopping, true);
     MHD_socket lsock = MHD_quiesce_daemon(d);
-    struct timespec nap = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 1000 && inflight_get() > 0; i++) /* at most ~5 s */
-        nanosleep(&nap, NULL);
-    if (inflight_get() > 0)
-        fprintf(stderr, "mhd-baseline: %ld requests still suspended at shutdown\n", inflight_get());
+    long left = handoff_settle();
+    if (left > 0)
+        fprintf(stderr, "mhd-baseline: %ld requests still suspended at shutdown\n", left);
     MHD_stop_daemon(d);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
 
-    pthread_mutex_lock(&q_lock);
-    q_stop = true;
-    pthread_cond_broadcast(&q_cond);
-    pthread_mutex_unlock(&q_lock);
+    handoff_stop();
     for (unsigned i = 0; i < workers; i++)
         pthread_join(worker_ids[i], NULL);
     free(worker_ids);

@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handoff.h"
+
 #define PATH_PREFIX "/v1/interactions/"
 #define PATH_SUFFIX "/messages"
 #define BODY_LIMIT (64 * 1024)
@@ -58,6 +60,7 @@
 /* ---- What a request carries from its first call to its answer ---- */
 
 struct message_request {
+    struct handoff handoff; /* first: a worker gets the request back by a cast */
     char interaction[37];
     unsigned status;    /* 0 while it may still be stored; the answer's status once known */
     char *body;         /* the request's bytes, then the answer's (malloc'd) */
@@ -66,19 +69,9 @@ struct message_request {
     char *payload;      /* $4, $5, $6 of the statement */
     char *middle;
     char *tail;
-    bool ready;         /* guarded by ctx_lock: a worker has set status and body */
-    bool suspended;     /* guarded by ctx_lock */
     struct timespec started;
-    struct MHD_Connection *connection;
-    struct message_request *next; /* the worker queue's link */
 };
 
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
-static struct message_request *queue_head, *queue_tail; /* guarded by queue_lock */
-static bool queue_stop;                                  /* guarded by queue_lock */
-static atomic_long suspended_count;
 static atomic_bool stopping;
 
 static const char *database_url, *statement_sql, *sender_id, *sender_role;
@@ -445,45 +438,13 @@ struct worker_start {
 static void *worker_main(void *argument) {
     const struct worker_start *start = argument;
     PGconn *connection = connect_database();
-    for (;;) {
-        pthread_mutex_lock(&queue_lock);
-        while (!queue_head && !queue_stop)
-            pthread_cond_wait(&queue_cond, &queue_lock);
-        struct message_request *r = queue_head;
-        if (r) {
-            queue_head = r->next;
-            if (!queue_head)
-                queue_tail = NULL;
-        }
-        pthread_mutex_unlock(&queue_lock);
-        if (!r)
-            break;
-        store(&connection, r, start->tenant);
-        struct MHD_Connection *resume = NULL;
-        pthread_mutex_lock(&ctx_lock);
-        r->ready = true;
-        if (r->suspended) {
-            r->suspended = false;
-            resume = r->connection;
-        }
-        pthread_mutex_unlock(&ctx_lock);
-        if (resume)
-            MHD_resume_connection(resume); /* r must not be touched after this */
+    struct handoff *h;
+    while ((h = handoff_take())) {
+        store(&connection, (struct message_request *)h, start->tenant);
+        handoff_return(h); /* the request must not be touched after this */
     }
     PQfinish(connection);
     return NULL;
-}
-
-static void enqueue(struct message_request *r) {
-    r->next = NULL;
-    pthread_mutex_lock(&queue_lock);
-    if (queue_tail)
-        queue_tail->next = r;
-    else
-        queue_head = r;
-    queue_tail = r;
-    pthread_cond_signal(&queue_cond);
-    pthread_mutex_unlock(&queue_lock);
 }
 
 /* ---- The notice, read back as every replica reads its own ---- */
@@ -576,7 +537,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
         if (!(r = calloc(1, sizeof *r)))
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &r->started);
-        r->connection = connection;
+        r->handoff.connection = connection;
         *con_cls = r;
         if (strcmp(url, "/healthz") == 0) {
             r->status = 200;
@@ -604,13 +565,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
         *upload_data_size = 0;
         return MHD_YES;
     }
-    pthread_mutex_lock(&ctx_lock);
-    bool ready = r->ready;
-    pthread_mutex_unlock(&ctx_lock);
-    if (ready) {
-        atomic_fetch_sub_explicit(&suspended_count, 1, memory_order_relaxed);
+    if (handoff_returned(&r->handoff))
         return answer(connection, r);
-    }
     switch (r->status) {
     case 200:
         set_answer(r, 200, "{\"status\":\"ok\"}");
@@ -637,12 +593,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
     free(text.bytes);
     if (atomic_load_explicit(&stopping, memory_order_relaxed))
         return refuse(connection, r, 503, "Stopping.");
-    atomic_fetch_add_explicit(&suspended_count, 1, memory_order_relaxed);
-    pthread_mutex_lock(&ctx_lock);
-    r->suspended = true;
-    MHD_suspend_connection(connection);
-    pthread_mutex_unlock(&ctx_lock);
-    enqueue(r);
+    handoff_suspend(&r->handoff);
     return MHD_YES; /* never NO after suspending */
 }
 
@@ -653,6 +604,7 @@ static void completed(void *cls, struct MHD_Connection *connection, void **con_c
     struct message_request *r = *con_cls;
     if (!r)
         return;
+    handoff_completed(&r->handoff);
     free(r->body);
     free(r->payload);
     free(r->middle);
@@ -757,16 +709,13 @@ int main(void) {
     /* Stop taking requests, let the suspended ones be answered (at most ~5 s), then stop everything. */
     atomic_store(&stopping, true);
     MHD_socket listening = MHD_quiesce_daemon(daemon);
-    struct timespec nap = {0, 5 * 1000 * 1000};
-    for (int i = 0; i < 1000 && atomic_load(&suspended_count) > 0; i++)
-        nanosleep(&nap, NULL);
+    long left = handoff_settle();
+    if (left > 0)
+        fprintf(stderr, "mhd-message: %ld requests still suspended at shutdown\n", left);
     MHD_stop_daemon(daemon);
     if (listening != MHD_INVALID_SOCKET)
         close(listening);
-    pthread_mutex_lock(&queue_lock);
-    queue_stop = true;
-    pthread_cond_broadcast(&queue_cond);
-    pthread_mutex_unlock(&queue_lock);
+    handoff_stop();
     for (unsigned i = 0; i < workers; i++)
         pthread_join(worker_ids[i], NULL);
     pthread_join(listener, NULL);
