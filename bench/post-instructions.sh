@@ -24,9 +24,11 @@ ADMIN=bench-admin-token-0123456789
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-
 port=""
 bench_pick_port port 18590
+# How every Switchboard here runs (counted or not).
+sb_env=(PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0
+    SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL")
 messages() { python3 -I "$BENCH_ROOT/bench/post_client.py" "$port" "$1" "$ADMIN"; }
 declare -A IR
 builds=("switchboard|$SB_BIN")
@@ -36,15 +38,13 @@ for build in "${builds[@]}"; do
     # This valgrind cannot read the toolchain's DWARF 5; symbols are enough for a count.
     strip --strip-debug -o "$work/$key" "$binary"
     BENCH_READY_TIMEOUT=180 bench_callgrind_per_request "$key-post-ir" "http://127.0.0.1:$port/readyz" "$N1" "$N2" \
-        messages "$work/$key" PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 \
-        SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL"
+        messages "$work/$key" "${sb_env[@]}"
     IR[$key]=$BENCH_IR
     bench_log "$(printf '%-12s %d instructions per message POST' "$key" "${IR[$key]}")"
 done
 
 # The C peer, on a tenant and an interaction that Switchboard (not counted) opens for it.
-bench_start_server opener "http://127.0.0.1:$port/readyz" -- env PORT="$port" HOST=127.0.0.1 STREAM_PORT=off \
-    LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL" "$SB_BIN"
+bench_start_server opener "http://127.0.0.1:$port/readyz" -- env "${sb_env[@]}" "$SB_BIN"
 read -r peer_tenant peer_interaction < <(python3 -I "$BENCH_ROOT/bench/post_client.py" --open "$port" "$ADMIN")
 bench_stop_servers
 PEER_TOKEN=bench-c-message-peer-token-0123456789
