@@ -112,38 +112,34 @@ bench_build_bridge_floor() {
     BENCH_FLOOR_BIN=$package/.build/release/bridge-floor
 }
 
-# bench_build_c_baseline: compiles the raw-C libmicrohttpd baseline (zero warnings required) if it is
-# missing or older than its sources (baseline.c and the feed.c and handoff.h it includes).
-bench_build_c_baseline() {
-    if [ -x "$BENCH_C_BIN" ] && [ "$BENCH_C_BIN" -nt "$BENCH_C_SRC" ] && [ "$BENCH_C_BIN" -nt "$BENCH_DIR/c-baseline/feed.c" ] \
-        && [ "$BENCH_C_BIN" -nt "$BENCH_DIR/c-baseline/handoff.h" ]; then
-        return 0
-    fi
-    bench_log "building $BENCH_C_BIN"
-    local warnings
-    warnings=$(gcc -O2 -Wall -o "$BENCH_C_BIN" "$BENCH_C_SRC" -lmicrohttpd -lpthread 2>&1) \
-        || { printf '%s\n' "$warnings" >&2; bench_die "C baseline failed to build (is libmicrohttpd-dev installed?)"; }
+# bench_build_c OUTPUT WHAT SOURCE "INCLUDED..." FLAGS...: compiles SOURCE into OUTPUT with gcc -O2 -Wall and FLAGS
+# (after the source, so that libraries link), zero warnings required, if OUTPUT is missing or older than SOURCE or
+# any file it includes (INCLUDED, relative to bench/c-baseline). WHAT names it in messages.
+bench_build_c() {
+    local output=$1 what=$2 source=$3 included=$4 file warnings
+    shift 4
+    local stale=0
+    [ -x "$output" ] && [ "$output" -nt "$source" ] || stale=1
+    for file in $included; do [ "$output" -nt "$BENCH_DIR/c-baseline/$file" ] || stale=1; done
+    [ "$stale" = 1 ] || return 0
+    bench_log "building $output"
+    warnings=$(gcc -O2 -Wall -o "$output" "$source" "$@" 2>&1) \
+        || { printf '%s\n' "$warnings" >&2; bench_die "$what failed to build (libmicrohttpd-dev, libpq-dev?)"; }
     if [ -n "$warnings" ]; then
         printf '%s\n' "$warnings" >&2
-        bench_die "C baseline must build without warnings"
+        bench_die "$what must build without warnings"
     fi
 }
 
-# bench_build_message_peer: compiles bench/c-baseline/message.c (a message POST in C, with libpq) into
-# $BENCH_MESSAGE_BIN, zero warnings required, if it is missing or older than its sources (and handoff.h).
+# bench_build_c_baseline: the raw-C libmicrohttpd baseline, $BENCH_C_BIN (baseline.c, with feed.c and handoff.h).
+bench_build_c_baseline() {
+    bench_build_c "$BENCH_C_BIN" "the C baseline" "$BENCH_C_SRC" "feed.c handoff.h" -lmicrohttpd -lpthread
+}
+
+# bench_build_message_peer: a message POST in C with libpq, $BENCH_MESSAGE_BIN (message.c, with handoff.h).
 bench_build_message_peer() {
-    local source=$BENCH_DIR/c-baseline/message.c
-    [ -x "$BENCH_MESSAGE_BIN" ] && [ "$BENCH_MESSAGE_BIN" -nt "$source" ] \
-        && [ "$BENCH_MESSAGE_BIN" -nt "$BENCH_DIR/c-baseline/handoff.h" ] && return 0
-    bench_log "building $BENCH_MESSAGE_BIN"
-    local warnings
-    warnings=$(gcc -O2 -Wall -Wextra -I/usr/include/postgresql -o "$BENCH_MESSAGE_BIN" "$source" \
-        -lmicrohttpd -lpq -lpthread 2>&1) \
-        || { printf '%s\n' "$warnings" >&2; bench_die "the C message peer failed to build (libmicrohttpd-dev, libpq-dev?)"; }
-    if [ -n "$warnings" ]; then
-        printf '%s\n' "$warnings" >&2
-        bench_die "the C message peer must build without warnings"
-    fi
+    bench_build_c "$BENCH_MESSAGE_BIN" "the C message peer" "$BENCH_DIR/c-baseline/message.c" "handoff.h" \
+        -Wextra -I/usr/include/postgresql -lmicrohttpd -lpq -lpthread
 }
 
 # bench_port_free PORT: true when nothing accepts connections on 127.0.0.1:PORT.
