@@ -34,6 +34,14 @@ public struct JSONBytes: ~Copyable {
         String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
     }
 
+    /// How many bytes the document holds so far (a place to take ``text(from:)`` from later).
+    public var byteCount: Int { count }
+
+    /// The document from byte `offset` (an earlier ``byteCount``) on, as a string.
+    public func text(from offset: Int) -> String {
+        String(decoding: UnsafeBufferPointer(start: base + offset, count: count - offset), as: UTF8.self)
+    }
+
     /// The document so far, as bytes responses can share (one copy, exactly its size).
     public var sharedBytes: SharedBytes {
         SharedBytes(copying: UnsafeRawBufferPointer(start: base, count: count))

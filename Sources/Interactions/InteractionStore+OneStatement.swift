@@ -26,14 +26,12 @@ extension InteractionStore {
                                 recordingUnder key: IdempotentWrites.Key?,
                                 on connection: PostgresConnection) async throws -> AloneOutcome {
         let messageID = RandomUUID.make().lowercased
-        let payload = InteractionMessage.payload(id: messageID, senderID: principal.userID,
-                                                 senderRole: principal.role?.rawValue, text: text)
-        let pieces = InteractionMessage.answerPieces(id: messageID, senderID: principal.userID ?? "",
-                                                     senderRole: principal.role?.rawValue ?? "", text: text)
+        let pieces = InteractionMessage.statementPieces(id: messageID, senderID: principal.userID,
+                                                        senderRole: principal.role?.rawValue, text: text)
         let rows: PostgresRows
         do {
             rows = try await connection.query(InteractionStore.messageAloneStatement, [
-                id, principal.tenantID, InteractionStore.customerScope(principal), payload,
+                id, principal.tenantID, InteractionStore.customerScope(principal), pieces.payload,
                 pieces.middle, pieces.tail, key?.owner, key?.key, key?.fingerprint,
             ])
         } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey" {

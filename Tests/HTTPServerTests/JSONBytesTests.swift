@@ -67,7 +67,8 @@ import TestSupport
     }
 
     /// Long documents from small beginnings: seeded random runs of every kind of append, from a capacity that must
-    /// grow many times (a string's room is made for its longest escaped form), against the same pieces written apart.
+    /// grow many times (a string's room is made for its longest escaped form), against the same pieces written apart;
+    /// read whole and from the start of any piece.
     @Test(arguments: [UInt64(9), 23, 4242])
     func aDocumentGrownPieceByPieceHoldsEveryPieceInOrder(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
@@ -75,7 +76,9 @@ import TestSupport
         for _ in 0 ..< 200 {
             var json = JSONBytes(capacity: Int.random(in: 0 ... 8, using: &random))
             var expected: [UInt8] = []
+            var boundaries: [Int] = []
             for _ in 0 ..< Int.random(in: 0 ... 30, using: &random) {
+                boundaries.append(json.byteCount)
                 switch Int.random(in: 0 ... 5, using: &random) {
                 case 0:
                     json.raw(",\"key\":")
@@ -104,6 +107,11 @@ import TestSupport
                 }
             }
             #expect(json.bytes == expected)
+            #expect(json.byteCount == expected.count)
+            #expect(json.text == String(decoding: expected, as: UTF8.self))
+            // From any piece's start on: what was written from there.
+            let start = boundaries.randomElement(using: &random) ?? 0
+            #expect(json.text(from: start) == String(decoding: expected[start...], as: UTF8.self))
         }
     }
 }

@@ -26,8 +26,8 @@ struct MessageEncodingTests {
                 text: Self.text(&random, upTo: 30), createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000),
                 attachments: nil)
             // Assembled as the message statement assembles it, with the time in the form its `to_char` writes.
-            let pieces = InteractionMessage.answerPieces(id: message.id, senderID: message.senderID,
-                                                         senderRole: message.senderRole, text: message.text)
+            let pieces = InteractionMessage.statementPieces(id: message.id, senderID: message.senderID,
+                                                            senderRole: message.senderRole, text: message.text)
             let answer = InteractionMessage.answerHead + RFC3339.string(microsecondsSince1970: micros) + pieces.middle
                 + String(message.seq) + pieces.tail
             #expect(Array(answer.utf8) == (try JSON.encode(message)), "seed \(seed): \(message)")
@@ -44,8 +44,8 @@ struct MessageEncodingTests {
             let text = Self.text(&random, upTo: 30)
             let general = InteractionStore.payloadJSON(["id": id, "sender_id": senderID, "sender_role": senderRole,
                                                         "text": text])
-            #expect(InteractionMessage.payload(id: id, senderID: senderID, senderRole: senderRole, text: text) == general,
-                    "seed \(seed)")
+            let pieces = InteractionMessage.statementPieces(id: id, senderID: senderID, senderRole: senderRole, text: text)
+            #expect(pieces.payload == general, "seed \(seed)")
         }
     }
 
