@@ -128,7 +128,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
             state.running += 1
             return true
         }
-        if startBatch { Task(executorPreference: executor) { await self.runBatches() } }
+        if startBatch { Task.preferring(executor) { await self.runBatches() } }
     }
 
     /// Batches run and keys loaded so far.

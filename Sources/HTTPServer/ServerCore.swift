@@ -165,7 +165,7 @@ final class ServerCore: Sendable {
         // Created outside the lock: the task may finish (and take the lock to deliver) before this thread goes on.
         // A streamed body (an upload) is parsed, hashed and stored as it comes: heavy work, kept off the preferred
         // executor, whose thread also waits for the database's sockets.
-        let task = Task(executorPreference: context.streamsBody ? nil : configuration.taskExecutor) {
+        let task = Task.preferring(context.streamsBody ? nil : configuration.taskExecutor) {
             // The request as the server left it: written on this thread before the task was created, not after.
             let response = await self.respond(to: context.requestForResponder())
             context.deliver(response)

@@ -60,7 +60,7 @@ struct NoticeFollower: Service {
                 try? await gracefulShutdown()
                 await listener.stop()
             }
-            group.addTask(executorPreference: executor) {
+            group.addTask(preferring: executor) {
                 // The inbox reads a batch of whatever became visible: it needs no more of a notice than that it came.
                 await Self.followInRuns(interactionNotices, apply: { notices in
                     inbox.noticed(notices)
@@ -76,7 +76,7 @@ struct NoticeFollower: Service {
             // A revoked session's streams end on every replica. (Revocations missed while the listener was away are
             // found by the interactions' follower after a reconnect, before its catch-up.) On the same executor as the
             // interactions' follower: the listener's thread wakes both, in the order their notices came.
-            group.addTask(executorPreference: executor) {
+            group.addTask(preferring: executor) {
                 await Self.follow(revocationNotices, apply: { payload in
                     guard let session = UUID(uuidString: payload) else { return }
                     interactions.endStreams(ofSession: session)
