@@ -32,6 +32,8 @@ public final class InteractionEvents: Service {
     private let onDispatchFailure: @Sendable (any Error) -> Void
     /// Guards the count of failed live-dispatch reads (retried, never dropped).
     private let failures = Locked<Int>(0)
+    /// Guards the count of notice runs parsed and matched against this process's live streams.
+    private let runsMatched = Locked<Int>(0)
 
     /// How long a client should wait before reconnecting: every stream starts with it as its `retry:` field.
     public let reconnectDelay: Duration
@@ -100,6 +102,9 @@ public final class InteractionEvents: Service {
     /// Live subscribers, all interactions together (observable; back to zero when clients leave).
     public var subscriberCount: Int { hub.subscriberCount }
 
+    /// Notice runs that were parsed and matched against live streams (the others found none here).
+    var noticeRunsMatched: Int { runsMatched.withLock { $0 } }
+
     /// Live-dispatch log reads that failed (and were retried).
     public var dispatchFailures: Int { failures.withLock { $0 } }
 
@@ -123,6 +128,14 @@ public final class InteractionEvents: Service {
     /// ``readLimit`` per read): each interaction's subscribers get its stored events up to each notice's `seq`
     /// with its typing between them, exactly as notice by notice. Call from ONE task (ordering).
     public func handle(notices: [String]) async {
+        // With no live stream here there is nobody to hand anything to: no notice is parsed, and the marks go (a read
+        // would drop each of them for want of subscribers). A stream opened meanwhile reads its replay from the log
+        // after subscribing, which holds every event these notices announce.
+        guard hub.subscriberCount > 0 else {
+            dispatched.withLock { if !$0.isEmpty { $0.removeAll() } }
+            return
+        }
+        runsMatched.withLock { $0 += 1 }
         let batch = NoticeBatch(notices: notices)
         for ids in Self.reads(of: batch.interactions) {
             guard let stored = await read(ids, ranges: { id, mark in
