@@ -229,27 +229,38 @@ public enum StrictJSON {
         }
 
         /// Reads a string and returns its value (as far as the checks need it: escapes decoded, UTF-8 validated).
+        /// The bytes between escapes are checked one by one but copied into the value as a run, not scalar by scalar.
         mutating func string() throws(Violation) -> String {
             index += 1
-            var scalars = String.UnicodeScalarView()
+            var value = ""
+            var runStart = index
             while true {
                 guard let byte = current else { throw fail("A string is not closed.") }
                 switch byte {
                 case UInt8(ascii: "\""):
+                    appendRun(from: runStart, to: &value)
                     index += 1
-                    return String(scalars)
+                    return value
                 case UInt8(ascii: "\\"):
+                    appendRun(from: runStart, to: &value)
                     index += 1
-                    scalars.append(try escape())
+                    value.unicodeScalars.append(try escape())
+                    runStart = index
                 case 0x00 ..< 0x20:
                     throw fail(byte == 0 ? "Strings must not contain U+0000." : "Control characters in strings must be escaped.")
                 case 0x00 ..< 0x80:
-                    scalars.append(Unicode.Scalar(byte))
                     index += 1
                 default:
-                    scalars.append(try utf8Scalar())
+                    _ = try utf8Scalar()
                 }
             }
+        }
+
+        /// Appends the bytes from `start` to the current index, checked UTF-8 without escapes, to `value`.
+        private func appendRun(from start: Int, to value: inout String) {
+            guard start < index else { return }
+            let run = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start ..< index]), as: UTF8.self) }
+            if value.isEmpty { value = run } else { value += run }
         }
 
         mutating func escape() throws(Violation) -> Unicode.Scalar {
