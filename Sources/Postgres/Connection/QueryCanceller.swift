@@ -62,6 +62,17 @@ final class QueryCanceller: Sendable {
         thread.start()
     }
 
+    /// Marks query `generation` as done and returns whether a cancel was requested for it, unless a cancel is still in
+    /// flight: then nothing changes and nil says to ``finish(_:)`` (which waits for it). Every query ends here, and
+    /// nearly all have nothing in flight: no async call for them.
+    func finishUnlessInFlight(_ generation: UInt64) -> Bool? {
+        state.withLock { state in
+            guard !state.inFlight else { return nil }
+            state.activeGeneration = nil
+            return state.cancelledGeneration == generation
+        }
+    }
+
     /// Marks query `generation` as done, waiting for a cancel still in flight; returns whether one was requested.
     func finish(_ generation: UInt64) async -> Bool {
         let (requested, inFlight) = state.withLock { state in

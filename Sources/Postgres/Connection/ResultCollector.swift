@@ -4,7 +4,9 @@ import CLibPQ
 /// error (after which the server skips the rest of a multi-statement script).
 struct ResultCollector {
     private var last: PostgresResult?
-    private var firstError: PostgresError?
+    /// The first error, boxed as it will be thrown: the collector lives in every query's async frame, and an unboxed
+    /// ``PostgresError`` (seven fields) would take a hundred bytes of it.
+    private var firstError: (any Error)?
 
     /// Takes ownership of one `PGresult`. Throws only when the connection cannot continue (COPY).
     mutating func add(_ pointer: OpaquePointer) throws(PostgresError) {
@@ -20,9 +22,9 @@ struct ResultCollector {
     }
 
     /// The outcome once `PQgetResult` returned NULL.
-    func finish() throws(PostgresError) -> PostgresResult {
-        if let firstError { throw firstError }
-        guard let last else { throw PostgresError(.connection, "the server sent no result") }
-        return last
+    func outcome() -> Result<PostgresResult, any Error> {
+        if let firstError { return .failure(firstError) }
+        guard let last else { return .failure(PostgresError(.connection, "the server sent no result")) }
+        return .success(last)
     }
 }

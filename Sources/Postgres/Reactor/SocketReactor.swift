@@ -201,29 +201,37 @@ public final class SocketReactor: TaskExecutor {
     private func arm(_ fd: Int32, for interest: SocketInterest, token: UInt32, cancellable: Bool,
                      deadline: ContinuousClock.Instant? = nil) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let (failure, isEarliest) = table.withLock { table -> (PostgresError?, Bool) in
-                if table.isStopped { return (PostgresError(.connection, "socket reactor stopped"), false) }
-                if table.waiters[fd] != nil { return (PostgresError(.misuse, "two tasks waited on socket \(fd) at once"), false) }
-                // Armed under the lock, so the reactor thread finds the waiter even if the event fires at once.
-                if let failure = register(fd, for: interest, token: token) { return (failure, false) }
-                var waiter = Waiter(token: token, continuation: continuation)
-                var isEarliest = false
-                if let deadline {
-                    let timer = table.deadlines.schedule(at: deadline) { [self] in
-                        self.abandon(fd, token: token, with: DeadlinePassed())
-                    }
-                    (waiter.timer, isEarliest) = (timer.ticket, timer.isEarliest)
+            install(continuation, on: fd, for: interest, token: token, cancellable: cancellable, deadline: deadline)
+        }
+    }
+
+    /// Stores `continuation` as the waiter of `fd` and arms the descriptor, or resumes it at once with the reason it
+    /// cannot wait. Out of line, so that the waiting task's frame holds none of this (every query waits here).
+    @inline(never)
+    private func install(_ continuation: CheckedContinuation<Void, any Error>, on fd: Int32, for interest: SocketInterest,
+                         token: UInt32, cancellable: Bool, deadline: ContinuousClock.Instant?) {
+        let (failure, isEarliest) = table.withLock { table -> (PostgresError?, Bool) in
+            if table.isStopped { return (PostgresError(.connection, "socket reactor stopped"), false) }
+            if table.waiters[fd] != nil { return (PostgresError(.misuse, "two tasks waited on socket \(fd) at once"), false) }
+            // Armed under the lock, so the reactor thread finds the waiter even if the event fires at once.
+            if let failure = register(fd, for: interest, token: token) { return (failure, false) }
+            var waiter = Waiter(token: token, continuation: continuation)
+            var isEarliest = false
+            if let deadline {
+                let timer = table.deadlines.schedule(at: deadline) { [self] in
+                    self.abandon(fd, token: token, with: DeadlinePassed())
                 }
-                table.waiters[fd] = waiter
-                return (nil, isEarliest)
+                (waiter.timer, isEarliest) = (timer.ticket, timer.isEarliest)
             }
-            if isEarliest { wake() }
-            if let failure {
-                continuation.resume(throwing: failure)
-            } else if cancellable && Task.isCancelled {
-                // Cancelled before the waiter was stored: the cancellation handler found nothing to abandon.
-                abandon(fd, token: token, with: CancellationError())
-            }
+            table.waiters[fd] = waiter
+            return (nil, isEarliest)
+        }
+        if isEarliest { wake() }
+        if let failure {
+            continuation.resume(throwing: failure)
+        } else if cancellable && Task.isCancelled {
+            // Cancelled before the waiter was stored: the cancellation handler found nothing to abandon.
+            abandon(fd, token: token, with: CancellationError())
         }
     }
 
