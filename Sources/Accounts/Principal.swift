@@ -1,5 +1,4 @@
 import Foundation
-import HTTPServer
 import Postgres
 
 /// What a session holder may do: customers act on their own interactions, agents on all of their tenant's.
@@ -63,20 +62,6 @@ public struct Principal: Sendable, Hashable {
         case .apiKey(let keyID): return "key:" + keyID.uuidString
         case .session(_, let userID, let role): return "user:\(tenantID.uuidString):\(role.rawValue):" + userID
         }
-    }
-}
-
-/// The request attribute under which the authenticated principal travels to handlers.
-public enum PrincipalKey: RequestAttributeKey {
-    /// Handlers read a ``Principal`` under this key.
-    public typealias Value = Principal
-}
-
-extension Request {
-    /// The authenticated principal; set by `AccessGuard` before the handler runs.
-    public var principal: Principal? {
-        get { attributes[PrincipalKey.self] }
-        set { attributes[PrincipalKey.self] = newValue }
     }
 }
 

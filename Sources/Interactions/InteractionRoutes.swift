@@ -6,7 +6,10 @@ import Postgres
 /// The interactions API: customers open support interactions; customers and agents exchange messages, typing
 /// and media state, and mark what they have read; agents claim or are assigned interactions and may fail them.
 /// Customers see only their own interactions (others are 404).
-public struct InteractionRoutes: Sendable {
+///
+/// A class, not a struct: each route's handler is a method reference, and a reference to a struct's method carries a
+/// copy of the whole struct into every call's frame (every message POST's task held one, most of a kilobyte).
+public final class InteractionRoutes: Sendable {
     let pool: PostgresPool
     let store = InteractionStore()
     let writes: IdempotentWrites
@@ -115,22 +118,43 @@ public struct InteractionRoutes: Sendable {
     static let attachmentsPerMessage = 10
 
     @Sendable func postMessage(_ request: Request, _ principal: Principal) async throws -> Response {
-        let id = try InteractionRequest.id(request)
-        let body = try request.decodeJSON(MessageBody.self)
-        let attachmentIDs = try InteractionRoutes.attachmentIDs(body.attachmentIDs)
-        let text = body.text ?? ""
-        try Problem.requireLength(text, of: "text", in: (attachmentIDs.isEmpty ? 1 : 0) ... 4000)
+        let message = try PostedMessage(request)
         // Text only — nearly every message — is one statement, its own transaction, with its key's record if any.
-        if attachmentIDs.isEmpty {
-            return try await postMessageAlone(text, to: id, request, principal)
+        if message.attachmentIDs.isEmpty {
+            return try await postMessageAlone(message.text, to: message.interaction, request, principal)
         }
+        return try await postMessageWithAttachments(message, request, principal)
+    }
+
+    /// A message POST's interaction and body, checked. Read out of line: every message's task holds the handler's
+    /// frame while it waits for the database, and the checks' values and errors would make it larger.
+    struct PostedMessage {
+        let interaction: UUID
+        let text: String
+        let attachmentIDs: [UUID]
+
+        @inline(never)
+        init(_ request: Request) throws {
+            interaction = try InteractionRequest.id(request)
+            let body = try request.decodeJSON(MessageBody.self)
+            attachmentIDs = try InteractionRoutes.attachmentIDs(body.attachmentIDs)
+            text = body.text ?? ""
+            try Problem.requireLength(text, of: "text", in: (attachmentIDs.isEmpty ? 1 : 0) ... 4000)
+        }
+    }
+
+    /// A message with files: the interaction locked, the files claimed and the message stored in one transaction.
+    @inline(never)
+    private func postMessageWithAttachments(_ message: PostedMessage, _ request: Request, _ principal: Principal) async throws
+        -> Response {
+        let (id, attachmentIDs) = (message.interaction, message.attachmentIDs)
         return try await writes.run(request, principal) { [store] connection in
             try await store.lock(id, for: principal, allowing: .message, on: connection)
             let attachments = AttachmentStore()
             let claimed = try await attachments.claim(attachmentIDs, for: id, by: principal, on: connection)
-            let message = try await store.addMessage(text, attachments: claimed, from: principal, to: id, on: connection)
-            try await attachments.markUsed(attachmentIDs, by: message.seq, on: connection)
-            return try .json(message, status: 201)
+            let stored = try await store.addMessage(message.text, attachments: claimed, from: principal, to: id, on: connection)
+            try await attachments.markUsed(attachmentIDs, by: stored.seq, on: connection)
+            return try .json(stored, status: 201)
         }
     }
 
@@ -143,19 +167,25 @@ public struct InteractionRoutes: Sendable {
             outcome = try await pool.withConnection { [store] connection in
                 try await store.addMessageAlone(text, from: principal, to: id, recordingUnder: key, on: connection)
             }
-        } catch let error as InteractionError {
-            guard let key, let answer = try await writes.recordedAnswer(under: key) else { throw error }
-            return answer
+        } catch {
+            return try await answerRecorded(under: key, after: error)
         }
         switch outcome {
-        case .stored(let answer):
-            return .json(encoded: answer, status: 201)
-        case .keyTaken:
-            guard let key, let answer = try await writes.recordedAnswer(under: key) else {
-                throw IdempotencyError.vanished(key: key?.key ?? "")
-            }
-            return answer
+        case .stored(let answer): return .json(encoded: answer, status: 201)
+        case .keyTaken: return try await answerRecorded(under: key, after: nil)
         }
+    }
+
+    /// What `key` recorded, for a message not stored now: its key was taken (`error` nil), or the message was refused
+    /// (an ``InteractionError``), which a retry of a message stored before still answers with its record. Other
+    /// errors, and a refusal with no record, are thrown.
+    @inline(never)
+    private func answerRecorded(under key: IdempotentWrites.Key?, after error: (any Error)?) async throws -> Response {
+        if let error, !(error is InteractionError) { throw error }
+        guard let key, let answer = try await writes.recordedAnswer(under: key) else {
+            throw error ?? IdempotencyError.vanished(key: key?.key ?? "")
+        }
+        return answer
     }
 
     /// A message's `attachment_ids`: distinct UUIDs, at most ``attachmentsPerMessage``.

@@ -25,29 +25,67 @@ extension InteractionStore {
     public func addMessageAlone(_ text: String, from principal: Principal, to id: UUID,
                                 recordingUnder key: IdempotentWrites.Key?,
                                 on connection: PostgresConnection) async throws -> AloneOutcome {
+        // What does not wait is done out of line: the parameters' nine existentials, the errors and the decoded
+        // columns would otherwise each take a slot in this frame, held by every message POST's task while it waits.
+        let rows: PostgresRows
+        do {
+            rows = try await connection.query(InteractionStore.messageAloneStatement,
+                                              Self.messageAloneParameters(text, from: principal, to: id, recordingUnder: key))
+        } catch {
+            if Self.tookKey(error) { return .keyTaken }
+            throw error
+        }
+        switch try Self.messageAloneAnswer(rows, id: id) {
+        case .appended(let answer): return .stored(answer)
+        case .over(let seen): throw try await refusal(of: id, seen: seen, on: connection)
+        }
+    }
+
+    /// What ``messageAloneStatement`` answered for an interaction the caller has.
+    private enum AloneAnswer {
+        /// Appended: the answer's JSON.
+        case appended([UInt8])
+        /// Not appended: the interaction is over; its state as the statement's snapshot saw it.
+        case over(seen: String)
+    }
+
+    /// ``messageAloneStatement``'s parameters for a text message.
+    @inline(never)
+    private static func messageAloneParameters(_ text: String, from principal: Principal, to id: UUID,
+                                               recordingUnder key: IdempotentWrites.Key?) -> [(any PostgresEncodable)?] {
         let messageID = RandomUUID.make().lowercased
         let pieces = InteractionMessage.statementPieces(id: messageID, senderID: principal.userID,
                                                         senderRole: principal.role?.rawValue, text: text)
-        let rows: PostgresRows
-        do {
-            rows = try await connection.query(InteractionStore.messageAloneStatement, [
-                id, principal.tenantID, InteractionStore.customerScope(principal), pieces.payload,
-                pieces.middle, pieces.tail, key?.owner, key?.key, key?.fingerprint,
-            ])
-        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey" {
-            return .keyTaken
-        }
+        return [id, principal.tenantID, InteractionStore.customerScope(principal), pieces.payload,
+                pieces.middle, pieces.tail, key?.owner, key?.key, key?.fingerprint]
+    }
+
+    /// Whether `error` is the statement finding its idempotency key taken.
+    @inline(never)
+    private static func tookKey(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.isUniqueViolation && error.constraint == "idempotency_keys_pkey"
+    }
+
+    /// What ``messageAloneStatement`` answered; throws ``InteractionError/notFound(_:)`` when the caller has no such
+    /// interaction.
+    @inline(never)
+    private static func messageAloneAnswer(_ rows: PostgresRows, id: UUID) throws -> AloneAnswer {
         guard let row = rows.first, let state = try row.decode("state", as: String?.self) else {
             throw InteractionError.notFound(id)
         }
-        guard let answer = try row.decode("answer", as: String?.self) else {
-            // Not appended: the interaction is over — as its row says now, which the statement's snapshot may not
-            // have seen (it ended while this statement waited for its row).
-            let now = try await connection.query("SELECT state FROM interactions WHERE id = $1::uuid", [id])
-            let current = InteractionState(rawValue: try now.first?.decode("state", as: String.self) ?? state) ?? .failed
-            throw InteractionError.notAllowed(.message, id: id, state: current)
-        }
-        return .stored(Array(answer.utf8))
+        guard let answer = try row.decode("answer", as: String?.self) else { return .over(seen: state) }
+        return .appended(Array(answer.utf8))
+    }
+
+    /// Why a message was not appended to `id`: the interaction is over, as its row says now (`seen`, the statement's
+    /// snapshot, if the row is gone), which the snapshot may not have seen (it ended while this statement waited for
+    /// its row).
+    @inline(never)
+    private func refusal(of id: UUID, seen: String, on connection: PostgresConnection) async throws -> InteractionError {
+        let now = try await connection.query("SELECT state FROM interactions WHERE id = $1::uuid", [id])
+        let current = InteractionState(rawValue: try now.first?.decode("state", as: String.self) ?? seen) ?? .failed
+        return InteractionError.notAllowed(.message, id: id, state: current)
     }
 
     /// Interaction `$1` of tenant `$2` (of customer `$3` when not null) gets message payload `$4` appended if it is
