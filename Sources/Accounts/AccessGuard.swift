@@ -22,9 +22,7 @@ public struct AccessGuard: Sendable {
             // After a declined answer from memory, authentication goes on from where that left it.
             let principal = try await principal(request.authentication ?? authenticateFromMemory(request, accepted: accepted),
                                                 accepted: accepted)
-            var request = request
-            request.principal = principal
-            let decision = try admit(principal)
+            let decision = try admitted(principal)
             var response = try await handler(request, principal)
             stamp(&response, with: decision)
             return response
@@ -56,6 +54,13 @@ public struct AccessGuard: Sendable {
         let decision = limiter.take(principal.identity)
         guard decision.allowed else { throw limited(decision, limiter) }
         return decision
+    }
+
+    /// ``admit(_:)`` for the async responder, out of line and with its 429 boxed as it is thrown: a typed error is
+    /// returned through a slot in the caller's frame, which every guarded request's task holds while it waits.
+    @inline(never)
+    private func admitted(_ principal: Principal) throws -> RateLimiter.Decision? {
+        try admit(principal)
     }
 
     /// Adds the rate-limit headers of `decision` to an answer.
