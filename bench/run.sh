@@ -13,7 +13,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BENCH_ROOT"
 
-ALL_BENCHES=(http instructions post-instructions post-switches feeds webhooks delivery bus reconnect idle inbox console writes attachments audit retention fanout)
+ALL_BENCHES=(http instructions post-instructions async-frames post-switches feeds webhooks delivery bus reconnect idle inbox console writes attachments audit retention fanout)
 benches=("$@")
 [ ${#benches[@]} -gt 0 ] || benches=("${ALL_BENCHES[@]}")
 for b in "${benches[@]}"; do
