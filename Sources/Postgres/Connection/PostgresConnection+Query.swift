@@ -124,7 +124,7 @@ extension PostgresConnection {
         } else {
             exchanged = await exchange(started.machine)
         }
-        let deadlinePassed = started.watch?.stop() ?? false
+        let deadlinePassed = started.watched ? statementDeadline?.stop() ?? false : false
         let fatal = exchanged.isFatal
         // A dead connection is discarded: waiting for its cancel (perhaps stuck on the same dead network) would only
         // hold the request.
@@ -144,7 +144,8 @@ extension PostgresConnection {
     private struct Started {
         let generation: UInt64
         let machine: QueryStateMachine
-        let watch: StatementDeadline?
+        /// Whether the statement deadline watches it.
+        let watched: Bool
     }
 
     /// Takes the connection's `.busy` state and sends with `send`; throws (leaving the connection as it was) when
@@ -167,10 +168,9 @@ extension PostgresConnection {
             throw error
         }
         canceller.begin(generation)
-        let watch = deadline.flatMap { bounded ? $0 : nil }.map {
-            StatementDeadline(limit: $0.limit, grace: $0.grace, generation: generation, connection: self)
-        }
-        return Started(generation: generation, machine: machine, watch: watch)
+        let watched = bounded && statementDeadline != nil
+        if watched { statementDeadline?.begin(generation) }
+        return Started(generation: generation, machine: machine, watched: watched)
     }
 
     /// The query's rows, or what to throw, once the exchange, the cancel and the deadline are settled.

@@ -25,6 +25,8 @@ public final class PostgresConnection: @unchecked Sendable {
     let observer: (@Sendable (Duration, Bool) -> Void)?
     /// Each statement's deadline and the grace its cancel gets before the connection is given up (nil: none).
     let deadline: (limit: Duration, grace: Duration)?
+    /// Watches each bounded statement's deadline (nil when there is none).
+    let statementDeadline: StatementDeadline?
 
     /// The server process serving this connection, as `pg_stat_activity.pid` and `pg_terminate_backend` see it.
     public let backendPID: Int32
@@ -37,8 +39,12 @@ public final class PostgresConnection: @unchecked Sendable {
         self.deadline = deadline
         self.socket = PQsocket(pgconn)
         self.reactor = reactor
-        self.canceller = QueryCanceller(connection: pgconn)
+        let canceller = QueryCanceller(connection: pgconn)
+        self.canceller = canceller
         self.backendPID = PQbackendPID(pgconn)
+        self.statementDeadline = deadline.map {
+            StatementDeadline(limit: $0.limit, grace: $0.grace, canceller: canceller, reactor: reactor, socket: PQsocket(pgconn))
+        }
         // Replaces libpq's default, which prints every notice to stderr ("relation already exists, skipping").
         notices.install(on: pgconn)
     }

@@ -5,41 +5,63 @@ import Coordination
 /// connection, a blackholed route, where a wait would otherwise last until the kernel gives up, hours later — the
 /// pending wait is failed with a `.connection` error, so the connection is discarded and its pool slot freed.
 ///
-/// Both stages are timers of the connection's ``SocketReactor`` (no task or thread per statement). `stop()` must be
-/// called once the exchange is over; it returns whether the deadline passed. The interrupt is sent only while the
-/// exchange it was armed for is still running (checked under one lock), so it can never hit the next statement.
+/// One per connection, watching each statement in turn: ``begin(_:)`` when it is sent, ``stop()`` once its exchange
+/// is over (it returns whether the deadline passed). Both stages are timers of the connection's ``SocketReactor`` (no
+/// task or thread per statement), and the first stage's action is made once, with the watch: a statement that ends in
+/// time (nearly all) costs a timer scheduled and cancelled, and no allocation. A timer that fires for a statement
+/// already over — its cancellation raced with the firing — finds the next statement's deadline not yet come (or no
+/// statement at all) and does nothing; the interrupt is sent only while the exchange it was armed for is still running
+/// (checked under one lock), so it can never hit the next statement.
 final class StatementDeadline: Sendable {
     struct State {
-        var over = false
+        /// The statement watched now, if any.
+        var generation: UInt64 = 0
+        var over = true
         var passed = false
+        /// When the watched statement's deadline comes.
+        var due = ContinuousClock.Instant.now
         var ticket: UInt64 = 0
     }
 
-    /// Guards whether the exchange is over, whether the deadline passed, and the pending timer ticket.
+    /// Guards the statement watched, whether it is over and whether its deadline passed, and the pending timer ticket.
     private let state = Locked(State())
     /// Runs the timers.
     private let reactor: SocketReactor
+    /// How long a statement may take.
+    private let limit: Duration
+    /// The first stage, run by the reactor at a statement's deadline: made once, with the watch.
+    private let atDeadline: @Sendable () -> Void
 
-    init(limit: Duration, grace: Duration, generation: UInt64, connection: PostgresConnection) {
+    /// A watch for the statements of the connection on `socket`, cancelled through `canceller`.
+    init(limit: Duration, grace: Duration, canceller: QueryCanceller, reactor: SocketReactor, socket: Int32) {
         let state = self.state
-        let canceller = connection.canceller, reactor = connection.reactor, socket = connection.socket
         self.reactor = reactor
-        // Repeated each second until the exchange is over: a wait that is not armed at that instant (between two
-        // reads of a trickling reply) would otherwise miss it.
-        let interrupt = Interrupt(state: state, reactor: reactor, socket: socket)
-        let ticket = reactor.schedule(after: limit) {
-            let cancel = state.withLock { state -> Bool in
-                guard !state.over else { return false }
-                state.passed = true
-                state.ticket = reactor.schedule(after: grace, interrupt.fire)
-                return true
+        self.limit = limit
+        atDeadline = {
+            let cancel = state.withLock { current -> UInt64? in
+                guard !current.over, !current.passed, ContinuousClock.now >= current.due else { return nil }
+                current.passed = true
+                // Repeated each second until the exchange is over: a wait that is not armed at that instant (between
+                // two reads of a trickling reply) would otherwise miss it.
+                let interrupt = Interrupt(state: state, reactor: reactor, socket: socket, generation: current.generation)
+                current.ticket = reactor.schedule(after: grace, interrupt.fire)
+                return current.generation
             }
-            if cancel { canceller.cancel(generation) }
+            if let cancel { canceller.cancel(cancel) }
         }
-        state.withLock { if $0.ticket == 0 { $0.ticket = ticket } }  // unless the deadline already fired
     }
 
-    /// Ends the watch; returns whether the deadline passed.
+    /// Starts watching statement `generation`, sent just now.
+    func begin(_ generation: UInt64) {
+        let due = ContinuousClock.now + limit
+        state.withLock { state in
+            state = State(generation: generation, over: false, passed: false, due: due, ticket: 0)
+        }
+        let ticket = reactor.schedule(at: due, atDeadline)
+        state.withLock { if $0.generation == generation && !$0.passed && $0.ticket == 0 { $0.ticket = ticket } }
+    }
+
+    /// Ends the watch of the current statement; returns whether its deadline passed.
     func stop() -> Bool {
         let (passed, ticket) = state.withLock { state -> (Bool, UInt64) in
             state.over = true
@@ -55,10 +77,11 @@ private struct Interrupt: Sendable {
     let state: Locked<StatementDeadline.State>
     let reactor: SocketReactor
     let socket: Int32
+    let generation: UInt64
 
     func fire() {
         state.withLock { state in
-            guard !state.over else { return }
+            guard !state.over, state.generation == generation else { return }
             reactor.interrupt(socket, with: PostgresError(
                 .connection, "no answer from the server within the statement deadline and the cancel's grace"))
             state.ticket = reactor.schedule(after: .seconds(1), fire)

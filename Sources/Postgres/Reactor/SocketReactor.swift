@@ -114,7 +114,12 @@ public final class SocketReactor: TaskExecutor {
     /// Runs `action` on the reactor's thread once `delay` has passed, unless ``cancel(_:)`` comes first; returns the
     /// ticket for that. The action must be quick: it hands work off, and never blocks.
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
-        let (ticket, isEarliest) = table.withLock { $0.deadlines.schedule(at: .now + delay, action) }
+        schedule(at: .now + delay, action)
+    }
+
+    /// Runs `action` on the reactor's thread at `instant`, as ``schedule(after:_:)``.
+    func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        let (ticket, isEarliest) = table.withLock { $0.deadlines.schedule(at: instant, action) }
         if isEarliest { wake() }
         return ticket
     }
