@@ -287,12 +287,29 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : info->connect_fd;
 }
 
+int sb_format_ipv4(const void *address, char *buffer, size_t size) {
+    const unsigned char *octets = (const unsigned char *)address;
+    char text[16];
+    size_t length = 0;
+    for (int index = 0; index < 4; index++) {
+        unsigned value = octets[index];
+        if (value >= 100) text[length++] = (char)('0' + value / 100);
+        if (value >= 10) text[length++] = (char)('0' + value / 10 % 10);
+        text[length++] = (char)('0' + value % 10);
+        if (index < 3) text[length++] = '.';
+    }
+    if (length >= size) return 0;
+    memcpy(buffer, text, length);
+    buffer[length] = '\0';
+    return 1;
+}
+
 int sb_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
     const union MHD_ConnectionInfo *peer = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (peer == NULL || peer->client_addr == NULL || size == 0) return 0;
     const void *address = NULL;
     if (peer->client_addr->sa_family == AF_INET) {
-        address = &((const struct sockaddr_in *)peer->client_addr)->sin_addr;
+        return sb_format_ipv4(&((const struct sockaddr_in *)peer->client_addr)->sin_addr, buffer, size);
     } else if (peer->client_addr->sa_family == AF_INET6) {
         address = &((const struct sockaddr_in6 *)peer->client_addr)->sin6_addr;
     } else {

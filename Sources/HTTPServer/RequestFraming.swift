@@ -8,6 +8,11 @@
 public enum RequestFraming {
     /// The problem to answer instead of serving the request, or nil when its framing is sound.
     public static func problem(in headers: HTTPHeaders) -> Problem? {
+        isPlain(headers) ? nil : fullCheck(headers)
+    }
+
+    /// ``problem(in:)`` for any framing, the plain kind included.
+    static func fullCheck(_ headers: HTTPHeaders) -> Problem? {
         var lengths: [Substring] = []
         var codings: [Substring] = []
         for field in headers {
@@ -35,6 +40,22 @@ public enum RequestFraming {
             return refusal("The request carries Content-Length values that disagree.")
         }
         return nil
+    }
+
+    /// The framing of nearly every request, recognised without allocating: no `Transfer-Encoding`, and at most one
+    /// `Content-Length`, 1 to 18 decimal digits with nothing around them. Anything else takes the full check.
+    static func isPlain(_ headers: HTTPHeaders) -> Bool {
+        var sawLength = false
+        for field in headers {
+            if field.name.equalsIgnoringASCIICase("Transfer-Encoding") { return false }
+            guard field.name.equalsIgnoringASCIICase("Content-Length") else { continue }
+            guard !sawLength else { return false }
+            sawLength = true
+            let digits = field.value.utf8
+            guard (1 ... 18).contains(digits.count), digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return false }
+        }
+        return true
     }
 
     private static func refusal(_ detail: String) -> Problem {

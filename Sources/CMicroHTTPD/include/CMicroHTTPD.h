@@ -104,6 +104,10 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection);
 /// Writes the client's address as text (`192.0.2.7`, `2001:db8::1`) into `buffer`; 0 when it is not known.
 int sb_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
 
+/// Writes the IPv4 address at `address` (4 bytes, network order) as `inet_ntop` does, without its `sprintf` (every
+/// request's client address); 0 when `buffer` is too small.
+int sb_format_ipv4(const void *address, char *buffer, size_t size);
+
 /// `MHD_SIZE_UNKNOWN`, which Swift does not import.
 static inline uint64_t sb_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
