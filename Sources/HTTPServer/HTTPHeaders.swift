@@ -25,8 +25,19 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The first value of the named field, or nil.
     public subscript(name: String) -> String? {
-        for field in fields where field.name.equalsIgnoringASCIICase(name) { return field.value }
-        return nil
+        // Through the buffer, by index: an iterator hands out each field as a copy, two string retains apiece, and a
+        // request's head is looked up several times.
+        fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices where fields[index].name.equalsIgnoringASCIICase(name) { return fields[index].value }
+            return nil
+        }
+    }
+
+    /// Calls `body` with each field's name and value in order, without copying them, until it returns false.
+    func forEachField(_ body: (borrowing String, borrowing String) -> Bool) {
+        fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices where !body(fields[index].name, fields[index].value) { return }
+        }
     }
 
     /// Appends a field, keeping any existing one of the same name.
@@ -61,6 +72,16 @@ extension String {
         }
         if let compared, let result = compared { return result }
         return String.equalIgnoringASCIICase(Array(self.utf8), Array(other.utf8))
+    }
+
+    /// Whether the string starts with `prefix`, written in lower case, ignoring ASCII case (without allocating).
+    func hasPrefixIgnoringASCIICase(lowercased prefix: String) -> Bool {
+        var bytes = utf8.makeIterator()
+        for expected in prefix.utf8 {
+            guard let byte = bytes.next() else { return false }
+            if ((byte >= 65 && byte <= 90) ? byte | 0x20 : byte) != expected { return false }
+        }
+        return true
     }
 
     /// Whether the two byte strings of equal length are equal ignoring ASCII case.

@@ -192,7 +192,7 @@ extension Request {
     /// syntax error is (line and column), a field the body does not take, or a field whose value breaks its rule.
     public func decodeJSON<T: RequestBody>(_ type: T.Type) throws -> T {
         if let contentType = headers["Content-Type"],
-           !contentType.lowercased().hasPrefix("application/json") {
+           !contentType.hasPrefixIgnoringASCIICase(lowercased: "application/json") {
             throw Problem(status: 415, title: "Unsupported Media Type",
                           detail: "The body must be application/json.")
         }

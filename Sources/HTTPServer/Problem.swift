@@ -83,6 +83,10 @@ extension Problem {
 extension Problem {
     /// Checks that a text field has a length (in characters) within `range`, else throws a 400 naming it.
     public static func requireLength(_ value: String, of field: String, in range: ClosedRange<Int>) throws {
+        // Bounds that need no counting: a string has at most as many characters as UTF-8 bytes, and one at least if
+        // it has any.
+        let bytes = value.utf8.count
+        if bytes <= range.upperBound && range.lowerBound <= min(bytes, 1) { return }
         guard !range.contains(value.count) else { return }
         let bounds = range.lowerBound == 0 ? "at most \(grouped(range.upperBound))"
             : "\(grouped(range.lowerBound)) to \(grouped(range.upperBound))"

@@ -45,17 +45,17 @@ public enum RequestFraming {
     /// The framing of nearly every request, recognised without allocating: no `Transfer-Encoding`, and at most one
     /// `Content-Length`, 1 to 18 decimal digits with nothing around them. Anything else takes the full check.
     static func isPlain(_ headers: HTTPHeaders) -> Bool {
-        var sawLength = false
-        for field in headers {
-            if field.name.equalsIgnoringASCIICase("Transfer-Encoding") { return false }
-            guard field.name.equalsIgnoringASCIICase("Content-Length") else { continue }
-            guard !sawLength else { return false }
+        var sawLength = false, plain = true
+        headers.forEachField { name, value in
+            if name.equalsIgnoringASCIICase("Transfer-Encoding") { plain = false }
+            guard plain, name.equalsIgnoringASCIICase("Content-Length") else { return plain }
+            let digits = value.utf8
+            plain = !sawLength && (1 ... 18).contains(digits.count)
+                && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
             sawLength = true
-            let digits = field.value.utf8
-            guard (1 ... 18).contains(digits.count), digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-            else { return false }
+            return plain
         }
-        return true
+        return plain
     }
 
     private static func refusal(_ detail: String) -> Problem {

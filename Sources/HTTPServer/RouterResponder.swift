@@ -51,11 +51,15 @@ public struct RouterResponder: Sendable {
     /// Routes the request (unless ``answerFromMemory(_:)`` already did) and answers it through the middleware and the
     /// route's responder, going on from where a declined memory answer left the request.
     public func respond(to request: Request) async throws -> Response {
-        let request = request.matchedHandler != nil ? request : routed(request)
         // Not `??`: a closure through a generic function comes back wrapped in conversion thunks, each an async frame.
+        // Not a conditional expression choosing the request either: that is one more copy of it.
+        if let handler = request.matchedHandler {
+            return try await middleware.respond(to: request, next: handler.responder)
+        }
+        let routed = routed(request)
         let next: Responder
-        if let handler = request.matchedHandler { next = handler.responder } else { next = RouterResponder.noRoute }
-        return try await middleware.respond(to: request, next: next)
+        if let handler = routed.matchedHandler { next = handler.responder } else { next = RouterResponder.noRoute }
+        return try await middleware.respond(to: routed, next: next)
     }
 
     /// The request with its route matched (kept out of line: the async caller's frame stays small).

@@ -1,0 +1,48 @@
+import Testing
+import TestSupport
+@testable import HTTPServer
+
+/// Checks done on every request without counting characters or allocating agree with the plain definitions: a length
+/// rule with `String.count`, a media type's prefix with `lowercased().hasPrefix`, a header lookup with a linear scan.
+@Suite(.timeLimit(.minutes(2))) struct CheapChecksTests {
+    static let pieces = ["", "a", "Z", "é", "e\u{301}", "漢", "👩‍💻", "🇫🇷", " ", "\n", "\r\n", "ß", "İ"]
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func aLengthRuleAgreesWithCountingCharacters(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 3000 {
+            let value = (0 ..< Int.random(in: 0 ... 8, using: &random)).map { _ in Self.pieces.randomElement(using: &random)! }.joined()
+            let lower = Int.random(in: 0 ... 4, using: &random)
+            let range = lower ... lower + Int.random(in: 0 ... 12, using: &random)
+            let passes = (try? Problem.requireLength(value, of: "text", in: range)) != nil
+            #expect(passes == range.contains(value.count), "seed \(seed): \(value.debugDescription) in \(range)")
+        }
+    }
+
+    @Test func aMediaTypePrefixAgreesWithLowercasing() {
+        for value in ["application/json", "Application/JSON; charset=utf-8", "application/jso", "", "application/json+x",
+                      "APPLICATION/JSONP", "text/plain", "application/j\u{0130}son", "application/jsön", " application/json"] {
+            #expect(value.hasPrefixIgnoringASCIICase(lowercased: "application/json") == value.lowercased().hasPrefix("application/json"),
+                    "\(value.debugDescription)")
+        }
+    }
+
+    @Test(arguments: [5, 6] as [UInt64])
+    func aHeaderLookupFindsTheFirstFieldOfTheName(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let names = ["Host", "host", "HOST", "Content-Type", "content-type", "X-Request-ID", "Authorization", "Accept"]
+        for _ in 0 ..< 1000 {
+            var headers = HTTPHeaders()
+            var fields: [(String, String)] = []
+            for index in 0 ..< Int.random(in: 0 ... 6, using: &random) {
+                let name = names.randomElement(using: &random)!
+                headers.add(name, "\(index)")
+                fields.append((name, "\(index)"))
+            }
+            for name in names {
+                let expected = fields.first { $0.0.lowercased() == name.lowercased() }?.1
+                #expect(headers[name] == expected, "seed \(seed): \(name) in \(fields)")
+            }
+        }
+    }
+}
