@@ -10,9 +10,15 @@ import TestSupport
                      UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
                      UUID(uuid: (0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xFE, 0xDC, 0xBA, 0x98, 0x76, 0x54, 0x32, 0x10))]
         uuids += (0 ..< 10_000).map { _ in UUID() }
+        var bound: [UInt8] = [7]
         for uuid in uuids {
             #expect(UUIDText.lowercase(uuid) == uuid.uuidString.lowercased())
             #expect(uuid.postgresText == uuid.uuidString.lowercased())
+            // As a bound parameter: written in place after what the buffer held, the same bytes.
+            let before = bound
+            #expect(uuid.appendPostgresText(to: &bound))
+            #expect(bound == before + Array(uuid.uuidString.lowercased().utf8))
+            if bound.count > 4096 { bound = [7] }
         }
     }
 

@@ -3,6 +3,12 @@ import Foundation
 extension UUID: PostgresEncodable {
     /// The canonical hyphenated form, lower case (PostgreSQL accepts either case).
     public var postgresText: String { UUIDText.lowercase(self) }
+
+    /// The canonical form's 36 bytes, written in place.
+    public func appendPostgresText(to bytes: inout [UInt8]) -> Bool {
+        UUIDText.append(self, to: &bytes)
+        return true
+    }
 }
 
 extension Date: PostgresEncodable {

@@ -6,21 +6,31 @@ import Foundation
 public enum UUIDText {
     /// The lower-case hyphenated form of `uuid`.
     public static func lowercase(_ uuid: UUID) -> String {
+        String(unsafeUninitializedCapacity: 36) { write(uuid, into: $0) }
+    }
+
+    /// Appends the lower-case hyphenated form of `uuid` to `bytes`, with no string in between.
+    public static func append(_ uuid: UUID, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 36))
+        bytes.withUnsafeMutableBufferPointer { _ = write(uuid, into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// Writes the 36 bytes of the form into `out`; returns 36.
+    private static func write(_ uuid: UUID, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid.uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { out in
-                let digits: StaticString = "0123456789abcdef"
-                var position = 0
-                for index in 0 ..< 16 {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        out[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    out[position] = digits.utf8Start[Int(bytes[index] >> 4)]
-                    out[position + 1] = digits.utf8Start[Int(bytes[index] & 0x0F)]
-                    position += 2
+            let digits: StaticString = "0123456789abcdef"
+            var position = 0
+            for index in 0 ..< 16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    out[position] = UInt8(ascii: "-")
+                    position += 1
                 }
-                return position
+                out[position] = digits.utf8Start[Int(bytes[index] >> 4)]
+                out[position + 1] = digits.utf8Start[Int(bytes[index] & 0x0F)]
+                position += 2
             }
+            return position
         }
     }
 

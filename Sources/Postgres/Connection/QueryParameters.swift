@@ -8,24 +8,18 @@ struct QueryParameters {
     /// Encodes each parameter; throws an `.encoding` error for text PostgreSQL cannot hold (a NUL byte).
     init(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError) {
         offsets.reserveCapacity(parameters.count)
-        for (index, parameter) in parameters.enumerated() {
-            guard let parameter else {
+        // Room for ids and short values at once: the buffer grows by doubling only for long ones (a message's text).
+        buffer.reserveCapacity(parameters.count * 48)
+        for index in parameters.indices {
+            guard let parameter = parameters[index] else {
                 offsets.append(nil)
                 continue
             }
-            var text = parameter.postgresText
-            // Searched and copied as one block of bytes: `contains` over the UTF-8 view went byte by byte (a tenth
-            // of a message POST's own instructions, its payloads being the longest parameters).
-            let copied = text.withUTF8 { bytes -> Bool in
-                if let start = bytes.baseAddress, memchr(start, 0, bytes.count) != nil { return false }
-                offsets.append(buffer.count)
-                buffer.append(contentsOf: bytes)
-                buffer.append(0)
-                return true
-            }
-            guard copied else {
+            offsets.append(buffer.count)
+            guard parameter.appendPostgresText(to: &buffer) else {
                 throw PostgresError(.encoding, "parameter $\(index + 1) contains a NUL byte, which PostgreSQL cannot store")
             }
+            buffer.append(0)
         }
     }
 
