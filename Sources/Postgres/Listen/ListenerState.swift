@@ -33,13 +33,29 @@ struct ListenerState: Sendable {
         case stopped(Task<Void, Never>?)
     }
 
-    private struct Subscriber: Sendable {
+    /// Where a subscriber's notifications go, and which: kept in one object, so that handing out a batch copies one
+    /// reference per subscriber, not its sink and its channels.
+    private final class Target: Sendable {
         let sink: Sink
         /// The channels whose notifications this stream gets; nil for every channel. A list, not a set: a follower
         /// has one or two, and comparing them costs less than hashing each notification's channel.
         let channels: [String]?
+
+        init(sink: Sink, channels: [String]?) {
+            self.sink = sink
+            self.channels = channels
+        }
+
+        func follows(_ channel: String) -> Bool {
+            channels?.contains(channel) ?? true
+        }
+    }
+
+    private struct Subscriber: Sendable {
+        let target: Target
         /// Whether this stream got `.connected`; later connections are `.reconnected` for it.
         var sawConnection = false
+        var sink: Sink { target.sink }
     }
 
     private(set) var phase = Phase.idle
@@ -75,7 +91,7 @@ struct ListenerState: Sendable {
     mutating func subscribe(_ sink: Sink, channels: Set<String>?) -> UInt64? {
         guard !isStopped else { return nil }
         lastSubscriberID += 1
-        var subscriber = Subscriber(sink: sink, channels: channels.map(Array.init))
+        var subscriber = Subscriber(target: Target(sink: sink, channels: channels.map(Array.init)))
         if backendPID != nil {
             sink.send(.connected)
             subscriber.sawConnection = true
@@ -105,12 +121,18 @@ struct ListenerState: Sendable {
     /// Passes each notification on to the streams that follow its channel.
     func publish(_ notifications: [PostgresNotification]) {
         for subscriber in subscribers.values {
-            let followed = notifications.lazy.filter { subscriber.channels?.contains($0.channel) ?? true }
-            switch subscriber.sink {
+            let target = subscriber.target
+            switch target.sink {
             case .stream(let continuation):
-                for notification in followed { continuation.yield(.notification(notification)) }
+                for notification in notifications where target.follows(notification.channel) {
+                    continuation.yield(.notification(notification))
+                }
             case .runs(let runs):
-                runs.append(Array(followed.map(ListenerEvent.notification)))
+                var batch: [ListenerEvent] = []
+                for notification in notifications where target.follows(notification.channel) {
+                    batch.append(.notification(notification))
+                }
+                runs.append(batch)
             }
         }
     }
