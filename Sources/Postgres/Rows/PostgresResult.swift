@@ -1,4 +1,5 @@
 import CLibPQ
+import Glibc
 
 /// Owns one `PGresult` and frees it when the last row referring to it is gone. Not `Sendable`: rows are decoded in
 /// the task that ran the query (the pool's `withConnection` runs its body in the caller's isolation), and only the
@@ -35,6 +36,15 @@ final class PostgresResult {
     /// The index of the column named `name` (libpq folds unquoted names to lower case), or `nil`.
     @usableFromInline
     func columnIndex(_ name: String) -> Int32? {
+        // A plain lower-case name (what this service's code asks for) is compared with each column's as it is: what
+        // `PQfnumber` ends up doing, after it copies the name with a malloc and folds its case, for every lookup.
+        if name.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }) {
+            let count = Int32(columnCount)
+            return name.withCString { wanted in
+                for index in 0 ..< count where strcmp(PQfname(pointer, index), wanted) == 0 { return index }
+                return nil
+            }
+        }
         let index = PQfnumber(pointer, name)
         return index >= 0 ? index : nil
     }
