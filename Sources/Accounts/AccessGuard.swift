@@ -22,7 +22,7 @@ public struct AccessGuard: Sendable {
             // After a declined answer from memory, authentication goes on from where that left it.
             let principal = try await principal(request.authentication ?? authenticateFromMemory(request, accepted: accepted),
                                                 accepted: accepted)
-            let decision = try admitted(principal)
+            let decision = try admit(principal)
             var response = try await handler(request, principal)
             stamp(&response, with: decision)
             return response
@@ -48,19 +48,15 @@ public struct AccessGuard: Sendable {
     }
 
     /// Takes one request from the principal's allowance: the decision whose headers its answer carries (nil when
-    /// rate limiting is off), or the 429 to answer instead.
-    private func admit(_ principal: Principal) throws(Problem) -> RateLimiter.Decision? {
+    /// rate limiting is off), or the 429 to answer instead. Out of line and untyped, so the 429 is boxed as it is
+    /// thrown: a typed error is returned through a slot in the caller's frame, which every guarded request's task
+    /// holds while it waits.
+    @inline(never)
+    private func admit(_ principal: Principal) throws -> RateLimiter.Decision? {
         guard let limiter else { return nil }
         let decision = limiter.take(principal.identity)
         guard decision.allowed else { throw limited(decision, limiter) }
         return decision
-    }
-
-    /// ``admit(_:)`` for the async responder, out of line and with its 429 boxed as it is thrown: a typed error is
-    /// returned through a slot in the caller's frame, which every guarded request's task holds while it waits.
-    @inline(never)
-    private func admitted(_ principal: Principal) throws -> RateLimiter.Decision? {
-        try admit(principal)
     }
 
     /// Adds the rate-limit headers of `decision` to an answer.

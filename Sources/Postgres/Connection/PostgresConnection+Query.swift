@@ -182,7 +182,7 @@ extension PostgresConnection {
                                        deadlinePassed: deadlinePassed) {
         case .outcome: return try exchanged.outcome.get()
         case .cancelled: throw CancellationError()
-        case .deadline: throw PostgresError(.deadline, "the statement ran past its \(deadline!.limit) deadline and was cancelled")
+        case .deadline: throw PostgresError(.deadline, "the statement ran past its \(statementDeadline!.limit) deadline and was cancelled")
         }
     }
 

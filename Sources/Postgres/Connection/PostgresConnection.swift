@@ -23,9 +23,8 @@ public final class PostgresConnection: @unchecked Sendable {
     let prepared = Locked(PreparedNames())
     /// Told each statement's duration and outcome.
     let observer: (@Sendable (Duration, Bool) -> Void)?
-    /// Each statement's deadline and the grace its cancel gets before the connection is given up (nil: none).
-    let deadline: (limit: Duration, grace: Duration)?
-    /// Watches each bounded statement's deadline (nil when there is none).
+    /// Watches each bounded statement's deadline and the grace its cancel gets before the connection is given up
+    /// (nil when statements have no deadline).
     let statementDeadline: StatementDeadline?
 
     /// The server process serving this connection, as `pg_stat_activity.pid` and `pg_terminate_backend` see it.
@@ -36,14 +35,14 @@ public final class PostgresConnection: @unchecked Sendable {
          deadline: (limit: Duration, grace: Duration)? = nil) {
         self.pgconn = pgconn
         self.observer = observer
-        self.deadline = deadline
-        self.socket = PQsocket(pgconn)
+        let socket = PQsocket(pgconn)
+        self.socket = socket
         self.reactor = reactor
         let canceller = QueryCanceller(connection: pgconn)
         self.canceller = canceller
         self.backendPID = PQbackendPID(pgconn)
         self.statementDeadline = deadline.map {
-            StatementDeadline(limit: $0.limit, grace: $0.grace, canceller: canceller, reactor: reactor, socket: PQsocket(pgconn))
+            StatementDeadline(limit: $0.limit, grace: $0.grace, canceller: canceller, reactor: reactor, socket: socket)
         }
         // Replaces libpq's default, which prints every notice to stderr ("relation already exists, skipping").
         notices.install(on: pgconn)

@@ -28,7 +28,7 @@ final class StatementDeadline: Sendable {
     /// Runs the timers.
     private let reactor: SocketReactor
     /// How long a statement may take.
-    private let limit: Duration
+    let limit: Duration
     /// The first stage, run by the reactor at a statement's deadline: made once, with the watch.
     private let atDeadline: @Sendable () -> Void
 
@@ -51,14 +51,14 @@ final class StatementDeadline: Sendable {
         }
     }
 
-    /// Starts watching statement `generation`, sent just now.
+    /// Starts watching statement `generation`, sent just now. The timer is scheduled under the watch's lock (the
+    /// order its actions take the two locks in too), so it cannot fire before its ticket is recorded.
     func begin(_ generation: UInt64) {
         let due = ContinuousClock.now + limit
         state.withLock { state in
-            state = State(generation: generation, over: false, passed: false, due: due, ticket: 0)
+            state = State(generation: generation, over: false, passed: false, due: due,
+                          ticket: reactor.schedule(at: due, atDeadline))
         }
-        let ticket = reactor.schedule(at: due, atDeadline)
-        state.withLock { if $0.generation == generation && !$0.passed && $0.ticket == 0 { $0.ticket = ticket } }
     }
 
     /// Ends the watch of the current statement; returns whether its deadline passed.
