@@ -23,7 +23,7 @@ extension InteractionRoutes {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(ReadBody.self)
         guard body.eventID >= 0 else { throw Problem.badRequest("event_id must be an event id (0 or more).", parameter: "event_id") }
-        // Without an `Idempotency-Key` (marking read is idempotent by itself): a check and one statement.
+        // Without an `Idempotency-Key` (marking read is idempotent by itself): one statement.
         if try IdempotentWrites.key(of: request, principal) == nil, let position = try await pool.withConnection({ [store] connection in
             try await store.markReadAlone(through: body.eventID, by: principal, in: id, on: connection)
         }) {
