@@ -44,7 +44,12 @@ public enum JSON {
 public enum RFC3339 {
     /// `2026-11-30T11:42:20.123456Z` (microseconds, UTC).
     public static func string(from date: Date) -> String {
-        string(microsecondsSince1970: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+        string(microsecondsSince1970: microseconds(of: date))
+    }
+
+    /// `date` in whole microseconds since 1970, as every timestamp of the API is written.
+    public static func microseconds(of date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
     }
 
     /// `2026-11-30T11:42:20.123456Z` for an exact count of microseconds since 1970 (UTC).

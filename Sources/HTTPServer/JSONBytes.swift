@@ -203,6 +203,30 @@ public struct JSONBytes: ~Copyable {
         count += written + 1
     }
 
+    /// Appends `value` in decimal, as `JSON.encode` writes an integer.
+    public mutating func integer(_ value: Int64) {
+        // 20 bytes hold the longest: `-9223372036854775808`.
+        let out = room(for: 20)
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let written = withUnsafeMutableBytes(of: &digits) { scratch in
+            var at = scratch.count
+            repeat {
+                at -= 1
+                scratch[at] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                at -= 1
+                scratch[at] = UInt8(ascii: "-")
+            }
+            let length = scratch.count - at
+            UnsafeMutableRawPointer(out).copyMemory(from: scratch.baseAddress! + at, byteCount: length)
+            return length
+        }
+        count += written
+    }
+
     /// Appends `true` or `false`.
     public mutating func bool(_ value: Bool) {
         if value { raw("true") } else { raw("false") }

@@ -27,10 +27,10 @@ extension InteractionRoutes {
         if try IdempotentWrites.key(of: request, principal) == nil, let position = try await pool.withConnection({ [store] connection in
             try await store.markReadAlone(through: body.eventID, by: principal, in: id, on: connection)
         }) {
-            return try .json(position)
+            return .json(position)
         }
         return try await writes.run(request, principal) { [store] connection in
-            try .json(try await store.markRead(through: body.eventID, by: principal, in: id, on: connection))
+            .json(try await store.markRead(through: body.eventID, by: principal, in: id, on: connection))
         }
     }
 
@@ -67,7 +67,7 @@ extension InteractionRoutes {
     private func assignment(_ id: UUID, _ change: InteractionStore.AssignmentRequest, audited action: String,
                             _ request: Request, _ principal: Principal) async throws -> Response {
         try await writes.runStatement(request, principal) { [store] connection in
-            try .json(try await store.assign(id, change, by: principal, audited: action, AuditContext(principal, request),
+            .json(try await store.assign(id, change, by: principal, audited: action, AuditContext(principal, request),
                                              on: connection))
         }
     }

@@ -68,7 +68,7 @@ public final class InteractionRoutes: Sendable {
         let body = request.body.isEmpty ? CreateBody(subject: nil) : try request.decodeJSON(CreateBody.self)
         if let subject = body.subject { try Problem.requireLength(subject, of: "subject", in: 1 ... 200) }
         return try await writes.runStatement(request, principal) { [store] connection in
-            try .json(try await store.create(subject: body.subject, for: principal, on: connection), status: 201)
+            .json(try await store.create(subject: body.subject, for: principal, on: connection), status: 201)
         }
     }
 
@@ -87,7 +87,7 @@ public final class InteractionRoutes: Sendable {
             try await store.list(for: principal, state: state, assigned: assigned, limit: limit + 1, after: cursor,
                                  on: connection)
         }
-        return try .json(PageBody(overfetched: rows, limit: limit, item: \.0, cursor: \.1.encoded))
+        return .json(PageBody(overfetched: rows, limit: limit, item: \.0, cursor: \.1.encoded))
     }
 
     @Sendable func show(_ request: Request, _ principal: Principal) async throws -> Response {
@@ -98,7 +98,7 @@ public final class InteractionRoutes: Sendable {
         try await views.viewed(id, by: principal, request)
         // Customers learn whether anyone is there to answer — a count, never who.
         if principal.role == .customer, let presence { interaction.agentsOnline = try await presence.onlineCount(of: principal.tenantID) }
-        return try .json(interaction)
+        return .json(interaction)
     }
 
     struct MessageBody: RequestBody {
@@ -232,13 +232,18 @@ public final class InteractionRoutes: Sendable {
         enum CodingKeys: String, CodingKey, CaseIterable { case typing }
     }
 
+    /// The answer to a typing change: `{"typing":true}` or `{"typing":false}`.
+    static func typingAnswer(_ typing: Bool) -> [UInt8] {
+        Array((typing ? #"{"typing":true}"# : #"{"typing":false}"#).utf8)
+    }
+
     @Sendable func typing(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let body = try request.decodeJSON(TypingBody.self)
         try await pool.withConnection { [store] connection in
             try await store.announceTypingAlone(body.typing, by: principal, in: id, on: connection)
         }
-        return try .json(["typing": body.typing], status: 202)
+        return .json(encoded: InteractionRoutes.typingAnswer(body.typing), status: 202)
     }
 
     struct MediaBody: RequestBody {
@@ -268,7 +273,7 @@ public final class InteractionRoutes: Sendable {
         let id = try InteractionRequest.id(request)
         return try await writes.run(request, principal) { [store] connection in
             try await store.lock(id, for: principal, allowing: .end, on: connection)
-            return try .json(try await store.close(id, as: .ended, reason: nil, by: principal, on: connection))
+            return .json(try await store.close(id, as: .ended, reason: nil, by: principal, on: connection))
         }
     }
 
@@ -283,7 +288,7 @@ public final class InteractionRoutes: Sendable {
         try Problem.requireLength(body.reason, of: "reason", in: 1 ... 500)
         return try await writes.run(request, principal) { [store] connection in
             try await store.lock(id, for: principal, allowing: .fail, on: connection)
-            return try .json(try await store.close(id, as: .failed, reason: body.reason, by: principal, on: connection))
+            return .json(try await store.close(id, as: .failed, reason: body.reason, by: principal, on: connection))
         }
     }
 }
