@@ -2,7 +2,8 @@ import Coordination
 import Foundation
 import Testing
 
-/// Random UUIDs are version 4 of the RFC variant, read back by Foundation as the same id, and do not repeat.
+/// Random UUIDs are version 4 of the RFC variant, read back by Foundation as the same id, and do not repeat, made
+/// one after another or from many tasks at once.
 @Suite(.timeLimit(.minutes(2))) struct RandomUUIDTests {
     @Test func versionFourOfTheVariantAndNeverTheSame() {
         var seen = Set<UUID>()
@@ -26,5 +27,16 @@ import Testing
         }
         #expect(bitsSet[49] == count && bitsSet[48] == 0 && bitsSet[50] == 0 && bitsSet[51] == 0)
         #expect(bitsSet[64] == count && bitsSet[65] == 0)
+    }
+
+    /// Ids drawn at once from many tasks (across many refills of the shared buffer) never repeat.
+    @Test func idsMadeConcurrentlyNeverRepeat() async {
+        let batches = await withTaskGroup(of: [UUID].self) { group in
+            for _ in 0 ..< 8 { group.addTask { (0 ..< 5_000).map { _ in RandomUUID.make() } } }
+            return await group.reduce(into: [[UUID]]()) { $0.append($1) }
+        }
+        let all = batches.flatMap { $0 }
+        #expect(all.count == 40_000)
+        #expect(Set(all).count == all.count)
     }
 }
