@@ -6,9 +6,10 @@ import TestSupport
 /// server's memory with their size.
 @Suite("Attachments under load", .timeLimit(.minutes(5)))
 struct AttachmentLoadTests {
-    /// Sends an upload's head, then `chunks` chunks of `chunkSize` bytes with `pause` between them; the status.
+    /// Sends an upload's head, then `chunks` chunks of `chunkSize` bytes with `pause` between them; the status, read
+    /// within `responseTimeout` seconds of the last chunk.
     static func slowUpload(port: Int, interaction: String, token: String, chunks: Int, chunkSize: Int,
-                           pause: Double) throws -> Int {
+                           pause: Double, responseTimeout: Double = 30) throws -> Int {
         let socket = try RawSocket(port: port)
         try socket.send("POST /v1/interactions/\(interaction)/attachments HTTP/1.1\r\nHost: x\r\n"
                         + "Authorization: Bearer \(token)\r\nContent-Type: text/plain\r\n"
@@ -18,7 +19,7 @@ struct AttachmentLoadTests {
             if index > 0 { Thread.sleep(forTimeInterval: pause) }
             try socket.send(chunk)
         }
-        return try socket.readResponse(timeout: 30).status
+        return try socket.readResponse(timeout: responseTimeout).status
     }
 
     /// Twenty uploads sending 64 KB a second (arriving over two seconds, as phones do) while API requests run, on a
@@ -99,6 +100,14 @@ struct AttachmentLoadTests {
         let server = try await SignalTests.launch(extra: ["SWITCHBOARD_ADMIN_TOKEN": admin,
                                                           "RATE_LIMIT_PER_MINUTE": "0", "DATABASE_POOL_SIZE": "10"])
         let port = server.port
+        // A failure below must not leave the server running (and scanning what it was sent) after the test.
+        var stopped = false
+        defer {
+            if !stopped {
+                server.child.signal(SIGKILL)
+                _ = server.child.wait()
+            }
+        }
         // Listening comes before the schema is migrated: wait until the server says it is ready.
         await waitUntil(timeout: .seconds(60)) { (try? await request(port: port, "GET", "/readyz").status) == 200 }
         let tenant = try await request(port: port, "POST", "/v1/admin/tenants",
@@ -111,7 +120,7 @@ struct AttachmentLoadTests {
         // Warm up: one upload of the same kind, so what is measured is what twenty add.
         #expect(try await onThread {
             try AttachmentLoadTests.slowUpload(port: port, interaction: interaction, token: customer, chunks: 160,
-                                               chunkSize: 64 * 1024, pause: 0)
+                                               chunkSize: 64 * 1024, pause: 0, responseTimeout: 120)
         } == 201)
         let baseline = try Self.residentBytes(of: server.child.pid)
         let sampling = Task {
@@ -126,8 +135,10 @@ struct AttachmentLoadTests {
             for _ in 0 ..< 20 {
                 group.addTask {
                     try await onThread {
+                        // Memory, not speed, is measured: a loaded machine may take long to hash and scan 200 MB.
                         try AttachmentLoadTests.slowUpload(port: port, interaction: interaction, token: customer,
-                                                           chunks: 160, chunkSize: 64 * 1024, pause: 0)
+                                                           chunks: 160, chunkSize: 64 * 1024, pause: 0,
+                                                           responseTimeout: 120)
                     }
                 }
             }
@@ -137,6 +148,7 @@ struct AttachmentLoadTests {
         let peak = await sampling.value
         server.child.signal(SIGTERM)
         _ = try await onThread { server.child.wait() }
+        stopped = true
         #expect(statuses == Array(repeating: 201, count: 20))
         let grown = peak - baseline
         print("attachments under load: server RSS \(baseline >> 20) MB before twenty 10 MB uploads, peak \(peak >> 20) MB")
