@@ -44,3 +44,67 @@ extension ReadPosition: JSONWritable {
         json.raw("}")
     }
 }
+
+extension InteractionMessage: JSONWritable {
+    /// The message's JSON as `JSON.encode` writes it: keys sorted, `attachments` and `redacted` left out when nil.
+    public func write(to json: inout JSONBytes) {
+        if let attachments {
+            json.raw(#"{"attachments":["#)
+            for (index, attachment) in attachments.enumerated() {
+                if index > 0 { json.raw(",") }
+                attachment.write(to: &json)
+            }
+            json.raw(#"],"created_at":"#)
+        } else {
+            json.raw(#"{"created_at":"#)
+        }
+        json.timestamp(microsecondsSince1970: RFC3339.microseconds(of: createdAt))
+        json.raw(#","id":"#)
+        json.string(id)
+        if let redacted {
+            json.raw(#","redacted":"#)
+            json.bool(redacted)
+        }
+        json.raw(#","sender_id":"#)
+        json.string(senderID)
+        json.raw(#","sender_role":"#)
+        json.string(senderRole)
+        json.raw(#","seq":"#)
+        json.integer(seq)
+        json.raw(#","text":"#)
+        json.string(text)
+        json.raw("}")
+    }
+}
+
+extension Attachment: JSONWritable {
+    /// The attachment's JSON as `JSON.encode` writes it: keys sorted, `filename`, `height` and `width` left out when
+    /// nil.
+    public func write(to json: inout JSONBytes) {
+        json.raw(#"{"content_type":"#)
+        json.string(contentType)
+        json.raw(#","created_at":"#)
+        json.timestamp(microsecondsSince1970: RFC3339.microseconds(of: createdAt))
+        if let filename {
+            json.raw(#","filename":"#)
+            json.string(filename)
+        }
+        if let height {
+            json.raw(#","height":"#)
+            json.integer(Int64(height))
+        }
+        json.raw(#","id":"#)
+        json.string(id)
+        json.raw(#","scan_state":"#)
+        json.string(scanState)
+        json.raw(#","sha256":"#)
+        json.string(sha256)
+        json.raw(#","size":"#)
+        json.integer(size)
+        if let width {
+            json.raw(#","width":"#)
+            json.integer(Int64(width))
+        }
+        json.raw("}")
+    }
+}

@@ -154,7 +154,7 @@ public final class InteractionRoutes: Sendable {
             let claimed = try await attachments.claim(attachmentIDs, for: id, by: principal, on: connection)
             let stored = try await store.addMessage(message.text, attachments: claimed, from: principal, to: id, on: connection)
             try await attachments.markUsed(attachmentIDs, by: stored.seq, on: connection)
-            return try .json(stored, status: 201)
+            return .json(stored, status: 201)
         }
     }
 
@@ -224,7 +224,7 @@ public final class InteractionRoutes: Sendable {
             return try await store.messages(of: id, after: after, limit: limit + 1, on: connection)
         }
         try await views.viewed(id, by: principal, request)
-        return try .json(PageBody(overfetched: messages, limit: limit, item: { $0 }, cursor: { String($0.seq) }))
+        return .json(PageBody(overfetched: messages, limit: limit, item: { $0 }, cursor: { String($0.seq) }))
     }
 
     struct TypingBody: RequestBody {

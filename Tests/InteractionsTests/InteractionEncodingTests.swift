@@ -4,8 +4,9 @@ import Testing
 import TestSupport
 @testable import Interactions
 
-/// Interactions, read positions and pages of interactions write their own JSON (``JSONWritable``): it must be what
-/// `JSON.encode` writes for the same value, byte for byte, whatever the strings, numbers, dates and absent fields.
+/// Interactions, read positions, messages, their files and pages of them write their own JSON (``JSONWritable``): it
+/// must be what `JSON.encode` writes for the same value, byte for byte, whatever the strings, numbers, dates and
+/// absent fields.
 @Suite("Interaction encoding", .timeLimit(.minutes(5)))
 struct InteractionEncodingTests {
     static func optional<T>(_ random: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
@@ -60,6 +61,46 @@ struct InteractionEncodingTests {
             let page = PageBody(items: items, nextCursor: Self.optional(&random) { MessageEncodingTests.text(&$0, upTo: 8) },
                                 hasMore: Bool.random(using: &random))
             // A small first allocation, so that growing the document is tried too.
+            #expect(page.jsonBytes(capacity: 8) == (try JSON.encode(page)), "seed \(seed)")
+        }
+    }
+
+    static func attachment(_ random: inout SplitMix64) -> Interactions.Attachment {
+        let text = { (random: inout SplitMix64) in MessageEncodingTests.text(&random, upTo: 12) }
+        let pixels = { (random: inout SplitMix64) in Int.random(in: 0 ... 100_000, using: &random) }
+        return Interactions.Attachment(id: UUID().lowercased, contentType: text(&random), size: count(&random), sha256: text(&random),
+                          filename: optional(&random, text), width: optional(&random, pixels),
+                          height: optional(&random, pixels), scanState: text(&random), createdAt: date(&random))
+    }
+
+    static func message(_ random: inout SplitMix64) -> InteractionMessage {
+        let text = { (random: inout SplitMix64) in MessageEncodingTests.text(&random, upTo: 30) }
+        let files = { (random: inout SplitMix64) in
+            (0 ..< Int.random(in: 0 ... 3, using: &random)).map { _ in attachment(&random) }
+        }
+        return InteractionMessage(seq: count(&random), id: UUID().lowercased, senderID: text(&random),
+                                  senderRole: text(&random), text: text(&random), createdAt: date(&random),
+                                  attachments: optional(&random, files),
+                                  redacted: optional(&random) { Bool.random(using: &$0) })
+    }
+
+    @Test(arguments: [UInt64(8), 9])
+    func aMessageWithItsFilesIsWhatTheEncoderWrites(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 500 {
+            let message = Self.message(&random)
+            #expect(message.jsonBytes() == (try JSON.encode(message)), "seed \(seed): \(message)")
+            let attachment = Self.attachment(&random)
+            #expect(attachment.jsonBytes() == (try JSON.encode(attachment)), "seed \(seed): \(attachment)")
+        }
+    }
+
+    @Test(arguments: [UInt64(10), 11])
+    func aPageOfMessagesIsWhatTheEncoderWrites(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 100 {
+            let page = PageBody(items: (0 ..< Int.random(in: 0 ... 4, using: &random)).map { _ in Self.message(&random) },
+                                nextCursor: Self.optional(&random) { String(Self.count(&$0)) }, hasMore: Bool.random(using: &random))
             #expect(page.jsonBytes(capacity: 8) == (try JSON.encode(page)), "seed \(seed)")
         }
     }

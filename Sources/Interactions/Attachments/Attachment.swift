@@ -34,6 +34,20 @@ public struct Attachment: Sendable, Codable, Equatable {
             + "\(table)width, \(table)height, \(table)scan_state, \(table)created_at"
     }
 
+    /// An attachment with these fields, as a row would give them.
+    init(id: String, contentType: String, size: Int64, sha256: String, filename: String?, width: Int?, height: Int?,
+         scanState: String, createdAt: Date) {
+        self.id = id
+        self.contentType = contentType
+        self.size = size
+        self.sha256 = sha256
+        self.filename = filename
+        self.width = width
+        self.height = height
+        self.scanState = scanState
+        self.createdAt = createdAt
+    }
+
     init(row: PostgresRow) throws {
         id = try row.decode("id", as: UUID.self).lowercased
         contentType = try row.decode("content_type")

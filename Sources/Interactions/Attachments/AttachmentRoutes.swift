@@ -138,7 +138,7 @@ public struct AttachmentRoutes: Sendable {
                     size: pipeline.stored, sha256: pipeline.sha256, width: pipeline.dimensions?.width,
                     height: pipeline.dimensions?.height, scanState: scanState, quota: policy.quotaBytesPerTenant,
                     on: connection)
-                let response = try Response.json(attachment, status: 201)
+                let response = Response.json(attachment, status: 201)
                 guard try await writes.record(response, for: request, principal, fingerprint: fingerprint, on: connection)
                 else { throw KeyTakenMeanwhile() }
                 return response
