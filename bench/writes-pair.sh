@@ -3,9 +3,9 @@
 # a tenant, an agent and WRITES_INTERACTIONS (200) open interactions of its own, and take the same loads in turn,
 # round after round, so that the machine's moods fall on both: message POSTs (bench/writes.lua), read positions that
 # move (bench/writes_read.lua), interactions opened (bench/writes_create.lua), claims and unassignments
-# (bench/writes_assign.lua), each `wrk -t2 -c32` for BENCH_SECONDS (6), with `synchronous_commit = off`. Prints each
+# (bench/writes_assign.lua), each `wrk -t2 -c32` for BENCH_SECONDS (5), with `synchronous_commit = off`. Prints each
 # run's CPU and context switches per request, and per write the median of this build ÷ the baseline's CPU.
-#   SWITCHBOARD_BIN, SWITCHBOARD_BASELINE_BIN, DATABASE_URL; BENCH_SECONDS (6), BENCH_ROUNDS (3),
+#   SWITCHBOARD_BIN, SWITCHBOARD_BASELINE_BIN, DATABASE_URL; BENCH_SECONDS (5), BENCH_ROUNDS (3),
 #   WRITES_PAIR_KINDS ("post read create claim")
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -16,7 +16,6 @@ bench_init
 bench_need_switchboard_and_database
 BASE_BIN=${SWITCHBOARD_BASELINE_BIN:-}
 [ -x "$BASE_BIN" ] || bench_die "SWITCHBOARD_BASELINE_BIN must name the build to compare with"
-BENCH_SECONDS=${BENCH_SECONDS:-6} BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 INTERACTIONS=${WRITES_INTERACTIONS:-200}
 read -r -a KINDS <<<"${WRITES_PAIR_KINDS:-post read create claim}"
 ADMIN=bench-admin-token-0123456789
