@@ -4,6 +4,12 @@ extension Interaction: JSONWritable {
     /// The interaction's JSON as `JSON.encode` writes it: keys sorted, absent optionals as null but for
     /// `agents_online`, which is left out.
     public func write(to json: inout JSONBytes) {
+        write(to: &json, afterID: nil)
+    }
+
+    /// The interaction's JSON with `afterID` writing more fields (each with its leading comma) between `id` and
+    /// `read_by_other_through`, where keys from `id` up to it sort (an inbox entry's `in_view` and `last_message`).
+    func write(to json: inout JSONBytes, afterID: ((inout JSONBytes) -> Void)?) {
         if let agentsOnline {
             json.raw(#"{"agents_online":"#)
             json.integer(agentsOnline)
@@ -22,6 +28,7 @@ extension Interaction: JSONWritable {
         if let failureReason { json.string(failureReason) } else { json.raw("null") }
         json.raw(#","id":"#)
         json.string(id)
+        afterID?(&json)
         json.raw(#","read_by_other_through":"#)
         json.integer(readByOtherThrough)
         json.raw(#","state":"#)

@@ -4,9 +4,9 @@ import Testing
 import TestSupport
 @testable import Interactions
 
-/// Interactions, read positions, messages, their files and pages of them write their own JSON (``JSONWritable``): it
-/// must be what `JSON.encode` writes for the same value, byte for byte, whatever the strings, numbers, dates and
-/// absent fields.
+/// Interactions, read positions, messages, their files, inbox entries and pages of them write their own JSON
+/// (``JSONWritable``): it must be what `JSON.encode` writes for the same value, byte for byte, whatever the strings,
+/// numbers, dates and absent fields.
 @Suite("Interaction encoding", .timeLimit(.minutes(5)))
 struct InteractionEncodingTests {
     static func optional<T>(_ random: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
@@ -102,6 +102,22 @@ struct InteractionEncodingTests {
             let page = PageBody(items: (0 ..< Int.random(in: 0 ... 4, using: &random)).map { _ in Self.message(&random) },
                                 nextCursor: Self.optional(&random) { String(Self.count(&$0)) }, hasMore: Bool.random(using: &random))
             #expect(page.jsonBytes(capacity: 8) == (try JSON.encode(page)), "seed \(seed)")
+        }
+    }
+
+    @Test(arguments: [UInt64(12), 13])
+    func anInboxEntryIsWhatTheEncoderWrites(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0 ..< 500 {
+            let text = { (random: inout SplitMix64) in MessageEncodingTests.text(&random, upTo: 20) }
+            let lastMessage = Self.optional(&random) { random in
+                InboxSummary.LastMessage(id: text(&random), kind: text(&random), text: text(&random),
+                                         senderRole: text(&random),
+                                         createdMicros: Int64.random(in: 0 ... 4_000_000_000_000_000, using: &random))
+            }
+            let entry = InboxEntry(interaction: Self.interaction(&random), lastMessage: lastMessage,
+                                   inView: Bool.random(using: &random))
+            #expect(entry.jsonBytes() == (try JSON.encode(entry)), "seed \(seed)")
         }
     }
 

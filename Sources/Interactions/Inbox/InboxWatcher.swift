@@ -134,7 +134,7 @@ final class InboxWatcher: Sendable {
 
     /// An `interaction` event with `id`.
     static func event(_ entry: InboxEntry, id: String?) -> [UInt8] {
-        let data = (try? JSON.encode(entry)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let data = String(decoding: entry.jsonBytes(capacity: 512), as: UTF8.self)
         return ServerSentEvent(id: id, event: "interaction", data: data).encoded()
     }
 }
