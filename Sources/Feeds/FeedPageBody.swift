@@ -49,7 +49,7 @@ enum FeedPageBody {
             }
         }
         json.raw(#"],"next_cursor":"#)
-        if let cursor { json.string(cursor.encoded) } else { json.raw("null") }
+        json.stringOrNull(cursor?.encoded)
         json.raw("}")
         return json.sharedBytes
     }

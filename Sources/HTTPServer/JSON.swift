@@ -171,6 +171,13 @@ public enum RFC3339 {
     }
 }
 
+extension JSONBytes {
+    /// Appends `date` as a quoted RFC 3339 timestamp, in whole microseconds as ``RFC3339/string(from:)`` has it.
+    public mutating func timestamp(_ date: Date) {
+        timestamp(microsecondsSince1970: RFC3339.microseconds(of: date))
+    }
+}
+
 extension Response {
     /// A JSON response; encoding failures surface as a thrown error (→ 500 at the edge).
     public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response {

@@ -181,6 +181,11 @@ public struct JSONBytes: ~Copyable {
         if let utf8 { string(utf8) } else { raw("null") }
     }
 
+    /// Appends `text` as a JSON string, or `null` when it is nil.
+    public mutating func stringOrNull(_ text: String?) {
+        if let text { string(text) } else { raw("null") }
+    }
+
     /// Appends `utf8` between quotes, unescaped: for text known to need no escape (a timestamp, an identifier).
     public mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
         let out = room(for: utf8.count + 2)

@@ -27,13 +27,22 @@ extension PageBody: JSONWritable where Item: JSONWritable {
     public func write(to json: inout JSONBytes) {
         json.raw(#"{"has_more":"#)
         json.bool(hasMore)
-        json.raw(#","items":["#)
-        for (index, item) in items.enumerated() {
-            if index > 0 { json.raw(",") }
-            item.write(to: &json)
-        }
-        json.raw(#"],"next_cursor":"#)
-        if let nextCursor { json.string(nextCursor) } else { json.raw("null") }
+        json.raw(#","items":"#)
+        json.array(items)
+        json.raw(#","next_cursor":"#)
+        json.stringOrNull(nextCursor)
         json.raw("}")
+    }
+}
+
+extension JSONBytes {
+    /// Appends `items` as a JSON array, each as it writes itself.
+    public mutating func array<Items: Sequence>(_ items: Items) where Items.Element: JSONWritable {
+        raw("[")
+        for (index, item) in items.enumerated() {
+            if index > 0 { raw(",") }
+            item.write(to: &self)
+        }
+        raw("]")
     }
 }

@@ -17,15 +17,15 @@ extension Interaction: JSONWritable {
         } else {
             json.raw(#"{"assigned_agent_id":"#)
         }
-        if let assignedAgentID { json.string(assignedAgentID) } else { json.raw("null") }
+        json.stringOrNull(assignedAgentID)
         json.raw(#","created_at":"#)
-        json.timestamp(microsecondsSince1970: RFC3339.microseconds(of: createdAt))
+        json.timestamp(createdAt)
         json.raw(#","customer_id":"#)
         json.string(customerID)
         json.raw(#","ended_at":"#)
-        if let endedAt { json.timestamp(microsecondsSince1970: RFC3339.microseconds(of: endedAt)) } else { json.raw("null") }
+        if let endedAt { json.timestamp(endedAt) } else { json.raw("null") }
         json.raw(#","failure_reason":"#)
-        if let failureReason { json.string(failureReason) } else { json.raw("null") }
+        json.stringOrNull(failureReason)
         json.raw(#","id":"#)
         json.string(id)
         afterID?(&json)
@@ -34,7 +34,7 @@ extension Interaction: JSONWritable {
         json.raw(#","state":"#)
         json.string(state.rawValue)
         json.raw(#","subject":"#)
-        if let subject { json.string(subject) } else { json.raw("null") }
+        json.stringOrNull(subject)
         json.raw(#","unread_count":"#)
         json.integer(unreadCount)
         json.raw("}")
@@ -56,16 +56,13 @@ extension InteractionMessage: JSONWritable {
     /// The message's JSON as `JSON.encode` writes it: keys sorted, `attachments` and `redacted` left out when nil.
     public func write(to json: inout JSONBytes) {
         if let attachments {
-            json.raw(#"{"attachments":["#)
-            for (index, attachment) in attachments.enumerated() {
-                if index > 0 { json.raw(",") }
-                attachment.write(to: &json)
-            }
-            json.raw(#"],"created_at":"#)
+            json.raw(#"{"attachments":"#)
+            json.array(attachments)
+            json.raw(#","created_at":"#)
         } else {
             json.raw(#"{"created_at":"#)
         }
-        json.timestamp(microsecondsSince1970: RFC3339.microseconds(of: createdAt))
+        json.timestamp(createdAt)
         json.raw(#","id":"#)
         json.string(id)
         if let redacted {
@@ -91,7 +88,7 @@ extension Attachment: JSONWritable {
         json.raw(#"{"content_type":"#)
         json.string(contentType)
         json.raw(#","created_at":"#)
-        json.timestamp(microsecondsSince1970: RFC3339.microseconds(of: createdAt))
+        json.timestamp(createdAt)
         if let filename {
             json.raw(#","filename":"#)
             json.string(filename)

@@ -18,9 +18,9 @@ extension InteractionMessage {
         payload.raw(#"{"id":"#)
         payload.string(id)
         payload.raw(#","sender_id":"#)
-        if let senderID { payload.string(senderID) } else { payload.raw("null") }
+        payload.stringOrNull(senderID)
         payload.raw(#","sender_role":"#)
-        if let senderRole { payload.string(senderRole) } else { payload.raw("null") }
+        payload.stringOrNull(senderRole)
         let tailStart = payload.byteCount
         payload.raw(#","text":"#)
         payload.string(text)

@@ -117,7 +117,7 @@ public struct InteractionStore: Sendable {
             if index > 0 { json.raw(",") }
             json.string(field.key)
             json.raw(":")
-            if let value = field.value { json.string(value) } else { json.raw("null") }
+            json.stringOrNull(field.value)
         }
         json.raw("}")
         return json.text

@@ -32,7 +32,7 @@ extension WebhookOutbox {
             json.raw(#","latency_ms":"#)
             json.raw(contentsOf: String(result.latency.wholeMilliseconds))
             json.raw(#","error":"#)
-            if let error = result.error { json.string(error) } else { json.raw("null") }
+            json.stringOrNull(result.error)
             json.raw(#","attempted_at":"#)
             json.timestamp(microsecondsSince1970: Int64((record.startedAt.timeIntervalSince1970 * 1_000_000).rounded()))
             json.raw(#","token":"#)

@@ -98,7 +98,7 @@ import TestSupport
                     json.timestamp(microsecondsSince1970: micros)
                     expected += Array("\"\(RFC3339.string(microsecondsSince1970: micros))\"".utf8)
                 case 4:
-                    json.stringOrNull(nil)
+                    json.stringOrNull(nil as UnsafeBufferPointer<UInt8>?)
                     expected += Array("null".utf8)
                 default:
                     let value = Bool.random(using: &random)
