@@ -21,6 +21,7 @@ BENCH_OUT=${BENCH_OUT:-$BENCH_DIR/out}
 BENCH_C_SRC=$BENCH_DIR/c-baseline/baseline.c
 BENCH_C_BIN=$BENCH_DIR/c-baseline/mhd-baseline
 BENCH_MESSAGE_BIN=$BENCH_DIR/c-baseline/mhd-message
+BENCH_SSE_BIN=$BENCH_DIR/c-baseline/mhd-sse
 
 # wrk load shape, shared by every HTTP benchmark so that figures stay comparable.
 BENCH_SECONDS=${BENCH_SECONDS:-5}

@@ -10,6 +10,8 @@
 # The reference in the same run: nginx with the nchan module (one worker), the same client subscribing to a channel
 # and publishing to it: time to attach everyone, fan-out p50/p99, the worker's RSS per subscriber, and nginx's own
 # request rate beside its subscribers. SSE_NCHAN=0 skips it (it installs nginx and libnginx-mod-nchan from Debian).
+# And the floor of libmicrohttpd itself, measured the same way: bench/c-baseline/sse.c, the leanest C that suspends and
+# resumes each stream as Switchboard's event-stream daemon does, with no database and no tasks. SSE_C=0 skips it.
 #   SSE_SUBSCRIBERS (10000), SSE_PUBLISHES (30), SWITCHBOARD_BIN, DATABASE_URL; SSE_SERVER_ENV (extra environment for
 #   Switchboard, e.g. SSE_HEARTBEAT_SECONDS=3); FANOUT_EACH=1 makes the client print every publish's time
 #   (PUBLISH k ms reached) into bench/out/raw/sse-client*.txt
@@ -79,6 +81,40 @@ if [ "${SSE_SAME_PORT:-1}" != 0 ]; then
 fi
 bench_stop_servers
 
+# reference_run NAME PORT PID: the same client against a hub with nchan's paths (GET /sub/ID, POST /pub/ID,
+# GET /healthz) listening on PORT, whose serving process is PID; sets ref_attach, ref_p50, ref_p99, ref_complete,
+# ref_per_sub and ref_ratio (its own /healthz rate with / without subscribers), each n/a when the run failed.
+reference_run() {
+    local name=$1 rport=$2 rpid=$3 rbase="http://127.0.0.1:$2" rout="$BENCH_OUT/raw/sse-$1-client.txt"
+    local rwithout rwith rbefore rwith_rss rclient
+    ref_attach=n/a ref_p50=n/a ref_p99=n/a ref_per_sub=n/a ref_ratio=n/a ref_complete=n/a
+    rss_of() { awk '/VmRSS/ {print $2}' "/proc/$rpid/status"; }
+    bench_wrk "$rbase/healthz" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/sse-$name-warmup.txt"
+    bench_wrk "$rbase/healthz" "$BENCH_SECONDS" "$BENCH_OUT/raw/sse-$name-api-without.txt"
+    rwithout=$(bench_parse_wrk "$BENCH_OUT/raw/sse-$name-api-without.txt" | cut -d' ' -f1)
+    rbefore=$(rss_of)
+    FANOUT_NCHAN=1 "$CLIENT" 127.0.0.1 "$rport" "$rport" fanout - "$N" "$PUBLISHES" $((BENCH_SECONDS * 2 + 4)) >"$rout" 2>&1 &
+    rclient=$!
+    for _ in $(seq 1 600); do grep -q '^READY' "$rout" && break; kill -0 $rclient 2>/dev/null || break; sleep 0.1; done
+    if ! grep -q "^READY $N " "$rout"; then
+        cat "$rout" >&2; bench_log "note: $name's subscribers did not all attach; its rows are n/a"
+        kill $rclient 2>/dev/null || true
+        return 0
+    fi
+    sleep 1
+    rwith_rss=$(rss_of)
+    bench_wrk "$rbase/healthz" "$BENCH_SECONDS" "$BENCH_OUT/raw/sse-$name-api-with.txt"
+    rwith=$(bench_parse_wrk "$BENCH_OUT/raw/sse-$name-api-with.txt" | cut -d' ' -f1)
+    if ! wait $rclient; then
+        cat "$rout" >&2; bench_log "note: $name's client failed; its rows are n/a"
+        return 0
+    fi
+    ref_attach=$(awk '/^READY/ { print $3 }' "$rout")
+    read -r _ ref_p50 ref_p99 _ ref_complete < <(grep '^RESULT' "$rout")
+    ref_per_sub=$(awk -v a="$rwith_rss" -v b="$rbefore" -v n="$N" 'BEGIN { printf "%.1f", (a - b) / n }')
+    ref_ratio=$(bench_ratio "$rwith" "$rwithout")
+}
+
 # The reference: nginx + nchan, one worker, the same client.
 nchan="" n_attach=n/a n_p50=n/a n_p99=n/a n_per_sub=n/a n_ratio=n/a n_complete=n/a
 if [ "${SSE_NCHAN:-1}" != 0 ] && scripts/ensure-deps.sh nginx libnginx-mod-nchan \
@@ -108,38 +144,28 @@ http {
 NGINX
     bench_start_server nchan "http://127.0.0.1:$nchan_port/healthz" -- nginx -p "$dir" -c "$dir/nginx.conf"
     worker=$(pgrep -P "${BENCH_PIDS[-1]}" | head -n 1)
-    n_rss() { awk '/VmRSS/ {print $2}' "/proc/$worker/status"; }
-    nbase="http://127.0.0.1:$nchan_port"
-    bench_wrk "$nbase/healthz" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/sse-nchan-warmup.txt"
-    bench_wrk "$nbase/healthz" "$BENCH_SECONDS" "$BENCH_OUT/raw/sse-nchan-api-without.txt"
-    n_without=$(bench_parse_wrk "$BENCH_OUT/raw/sse-nchan-api-without.txt" | cut -d' ' -f1)
-    n_before=$(n_rss)
-    nout="$BENCH_OUT/raw/sse-nchan-client.txt"
-    FANOUT_NCHAN=1 "$CLIENT" 127.0.0.1 "$nchan_port" "$nchan_port" fanout - "$N" "$PUBLISHES" $((BENCH_SECONDS * 2 + 4)) >"$nout" 2>&1 &
-    nclient=$!
-    for _ in $(seq 1 600); do grep -q '^READY' "$nout" && break; kill -0 $nclient 2>/dev/null || break; sleep 0.1; done
-    if grep -q "^READY $N " "$nout"; then
-        n_attach=$(awk '/^READY/ { print $3 }' "$nout")
-        sleep 1
-        n_with_rss=$(n_rss)
-        bench_wrk "$nbase/healthz" "$BENCH_SECONDS" "$BENCH_OUT/raw/sse-nchan-api-with.txt"
-        n_with=$(bench_parse_wrk "$BENCH_OUT/raw/sse-nchan-api-with.txt" | cut -d' ' -f1)
-        if wait $nclient; then
-            read -r _ n_p50 n_p99 _ n_complete < <(grep '^RESULT' "$nout")
-            n_per_sub=$(awk -v a="$n_with_rss" -v b="$n_before" -v n="$N" 'BEGIN { printf "%.1f", (a - b) / n }')
-            n_ratio=$(bench_ratio "$n_with" "$n_without")
-            nchan=yes
-        else
-            cat "$nout" >&2; bench_log "note: the nchan reference's client failed; its rows are n/a"
-        fi
-    else
-        cat "$nout" >&2; bench_log "note: nchan's subscribers did not all attach; its rows are n/a"
-    fi
+    reference_run nchan "$nchan_port" "$worker"
+    n_attach=$ref_attach n_p50=$ref_p50 n_p99=$ref_p99 n_per_sub=$ref_per_sub n_ratio=$ref_ratio n_complete=$ref_complete
+    [ "$n_p99" = n/a ] || nchan=yes
+    bench_stop_servers
 else
     bench_log "note: the nchan reference is skipped (SSE_NCHAN=0, or nginx with nchan could not be installed)"
 fi
+
+# The floor of libmicrohttpd itself: the leanest C that suspends and resumes each stream as Switchboard's event-stream
+# daemon does (bench/c-baseline/sse.c: no database, no tasks), the same client. SSE_C=0 skips it.
+c_attach=n/a c_p50=n/a c_p99=n/a c_per_sub=n/a c_ratio=n/a c_complete=n/a
+if [ "${SSE_C:-1}" != 0 ]; then
+    bench_build_c "$BENCH_SSE_BIN" "the C event-stream baseline" "$BENCH_DIR/c-baseline/sse.c" "" -lmicrohttpd -lpthread
+    c_port=""
+    bench_pick_port c_port 18497
+    bench_start_server mhd-sse "http://127.0.0.1:$c_port/healthz" -- env PORT="$c_port" HOST=127.0.0.1 "$BENCH_SSE_BIN"
+    reference_run mhd-sse "$c_port" "${BENCH_PIDS[-1]}"
+    c_attach=$ref_attach c_p50=$ref_p50 c_p99=$ref_p99 c_per_sub=$ref_per_sub c_ratio=$ref_ratio c_complete=$ref_complete
+    bench_stop_servers
+fi
 # This run's figures against nchan's, for bench/fanout.sh (which judges goal 4 over several runs).
-echo "$p99 $n_p99 $attach_ms $n_attach" >"$BENCH_OUT/raw/sse-figures.txt"
+echo "$p99 $n_p99 $attach_ms $n_attach $c_p99 $c_attach" >"$BENCH_OUT/raw/sse-figures.txt"
 verdict=PASS
 reasons=()
 bench_ge 100 "$p99" || { verdict=FAIL; reasons+=("p99 $p99 ms > 100"); }
@@ -158,6 +184,8 @@ bench_ge "$ratio" 0.85 || { verdict=FAIL; reasons+=("API ratio $ratio < 0.85"); 
     echo "all $N attached in $attach_ms ms"
     echo "nchan (one worker), same client: attached in $n_attach ms; p50 $n_p50 ms, p99 $n_p99 ms (complete: $n_complete);" \
          "$n_per_sub KB per subscriber; its own requests with / without subscribers: $n_ratio"
+    echo "C on libmicrohttpd, suspending and resuming as Switchboard does (bench/c-baseline/sse.c), same client:" \
+         "attached in $c_attach ms; p50 $c_p50 ms, p99 $c_p99 ms (complete: $c_complete); $c_per_sub KB per subscriber"
     echo "$verdict${reasons[*]:+: ${reasons[*]}}"
 } | tee "$BENCH_OUT/sse.txt"
 {
@@ -166,14 +194,14 @@ bench_ge "$ratio" 0.85 || { verdict=FAIL; reasons+=("API ratio $ratio < 0.85"); 
     echo "- date: $(bench_date); commit: \`$(bench_commit)\`; machine: $(bench_machine)"
     echo "- $N subscribers on the event-stream listener; $PUBLISHES messages published one after another through the API"
     echo
-    echo "| measure | Switchboard | nchan (1 worker), same run | target |"
-    echo "| --- | ---: | ---: | --- |"
-    echo "| time to attach all $N | $attach_ms ms | $n_attach ms | |"
-    echo "| time until all have the event, p50 | $p50 ms | $n_p50 ms | |"
-    echo "| time until all have the event, p99 | $p99 ms | $n_p99 ms | <= 100 ms, and <= nchan |"
-    echo "| RSS per subscriber | $per_sub KB | $n_per_sub KB | <= 14 KB |"
-    echo "| API req/s with / without subscribers | $ratio ($with / $without) | $n_ratio | >= 0.85 |"
-    echo "| API req/s with / without subscribers, both on the main port | $same_ratio ($same / $without) | $n_ratio | >= 0.85 |"
+    echo "| measure | Switchboard | nchan (1 worker), same run | C on libmicrohttpd, same run | target |"
+    echo "| --- | ---: | ---: | ---: | --- |"
+    echo "| time to attach all $N | $attach_ms ms | $n_attach ms | $c_attach ms | |"
+    echo "| time until all have the event, p50 | $p50 ms | $n_p50 ms | $c_p50 ms | |"
+    echo "| time until all have the event, p99 | $p99 ms | $n_p99 ms | $c_p99 ms | <= 100 ms, and <= nchan |"
+    echo "| RSS per subscriber | $per_sub KB | $n_per_sub KB | $c_per_sub KB | <= 14 KB |"
+    echo "| API req/s with / without subscribers | $ratio ($with / $without) | $n_ratio | $c_ratio | >= 0.85 |"
+    echo "| API req/s with / without subscribers, both on the main port | $same_ratio ($same / $without) | $n_ratio | | >= 0.85 |"
     echo
     echo "**$verdict**${reasons[*]:+: ${reasons[*]}}"
 } >"$BENCH_OUT/sse.md"

@@ -5,9 +5,10 @@
  *
  *   sse_fanout HOST STREAM_PORT API_PORT INTERACTION_ID TOKEN N PUBLISHES HOLD_SECONDS
  *
- * With FANOUT_NCHAN=1 in the environment it drives nginx's nchan module instead, the reference hub: subscribers
- * GET /sub/ID as EventSource (ready once the response headers arrive, as nchan sends no first event) and messages
- * are POSTed to /pub/ID on API_PORT (TOKEN unused).
+ * With FANOUT_NCHAN=1 in the environment it drives a hub with the paths of nginx's nchan module instead (nchan
+ * itself, or the C baseline bench/c-baseline/sse.c): subscribers GET /sub/ID as EventSource (ready once the
+ * response headers arrive, as nchan sends no first event) and messages are POSTed to /pub/ID on API_PORT (TOKEN
+ * unused).
  *
  * Prints "READY <n> <ms>" once all subscribers got their first event (ms: since the first connect), holds them HOLD_SECONDS (the caller measures
  * memory and API throughput meanwhile), then publishes PUBLISHES messages one after another and prints
