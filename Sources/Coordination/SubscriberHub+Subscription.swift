@@ -12,5 +12,12 @@ extension SubscriberHub {
         /// shuts down, or the subscriber falls `bufferLimit` events behind: then reconnect and replay from the
         /// last event seen.
         public let stream: AsyncStream<Event>
+
+        @usableFromInline
+        init(id: UInt64, key: Key, stream: AsyncStream<Event>) {
+            self.id = id
+            self.key = key
+            self.stream = stream
+        }
     }
 }

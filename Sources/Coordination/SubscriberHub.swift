@@ -1,5 +1,8 @@
 /// Fans events out per key to many subscribers, each with its own bounded `AsyncStream`.
 ///
+/// Each stream reads its own ``SubscriberMailbox``; the code that publishes and subscribes is inlinable, so where the
+/// hub is used it is specialized for the key and event types (a publish is then a lock and a resume per subscriber).
+///
 /// For streams that clients follow live, e.g. the events of one customer-support interaction followed over SSE
 /// by every phone that has it open. Each ``subscribe(_:bufferLimit:)`` registers one stream; it is forgotten
 /// when its consumer stops iterating, drops it or is cancelled, when ``finish(_:)`` ends its key, or when it
@@ -18,7 +21,7 @@
 public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sendable {
     /// Guards the registry. Never held while calling into a stream: `finish()` runs termination handlers, which
     /// take this lock themselves.
-    private let registry = Locked(SubscriberRegistry<Key, Event>())
+    @usableFromInline let registry = Locked(SubscriberRegistry<Key, Event>())
 
     /// Creates a hub with no subscribers.
     public init() {}
@@ -27,7 +30,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
         // Nobody can publish any more: end the streams so their consumers don't wait forever. The termination
         // handlers hold the hub weakly and do nothing now.
         for subscribers in registry.withLock({ $0.removeAll() }).values {
-            for continuation in subscribers.values { continuation.finish() }
+            for mailbox in subscribers.values { mailbox.finish() }
         }
     }
 
@@ -39,18 +42,21 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     /// - Parameter onTermination: called once when the stream ends, however it ends (consumer gone, finished,
     ///   overflowed, dropped unread), with the subscription's id — for bookkeeping kept beside the hub.
     /// - Returns: a subscription whose stream is already finished if ``finishAll()`` has run.
+    @inlinable
     public func subscribe(_ key: Key, bufferLimit: Int,
                           onTermination: (@Sendable (UInt64) -> Void)? = nil) -> Subscription {
         precondition(bufferLimit > 0, "bufferLimit must be at least 1, got \(bufferLimit)")
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Event.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = registry.withLock { $0.nextID() }
-        continuation.onTermination = { [weak self] _ in
+        let mailbox = SubscriberMailbox<Event>(limit: bufferLimit) { [weak self] in
             self?.forget(id, of: key)
             onTermination?(id)
         }
-        let added = registry.withLock { $0.add(continuation, id: id, for: key) }
-        if !added { continuation.finish() }
+        // The stream's closures hold the reader, and only they do: the stream dropped unread cancels the mailbox.
+        let reader = SubscriberMailboxReader(mailbox)
+        let stream = AsyncStream<Event>(unfolding: { await reader.mailbox.next() },
+                                        onCancel: { reader.mailbox.cancel() })
+        let added = registry.withLock { $0.add(mailbox, id: id, for: key) }
+        if !added { mailbox.finish() }
         return Subscription(id: id, key: key, stream: stream)
     }
 
@@ -68,8 +74,8 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     private func publishToAll(_ event: Event, where chosen: (UInt64) -> Bool) {
         let everyone = registry.withLock { $0.everyone }
         for subscribers in everyone.values {
-            for (id, continuation) in subscribers where chosen(id) {
-                if case .dropped = continuation.yield(event) { continuation.finish() }
+            for (id, mailbox) in subscribers where chosen(id) {
+                if case .dropped = mailbox.yield(event) { mailbox.finish() }
             }
         }
     }
@@ -78,11 +84,12 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     ///
     /// A subscriber whose buffer is full is finished and forgotten instead. Publishing to a key nobody follows
     /// does nothing.
+    @inlinable
     public func publish(_ event: Event, to key: Key) {
         let subscribers = registry.withLock { $0.subscribers(of: key) }
-        for continuation in subscribers.values {
-            if case .dropped = continuation.yield(event) {
-                continuation.finish()  // its termination handler forgets it
+        for mailbox in subscribers.values {
+            if case .dropped = mailbox.yield(event) {
+                mailbox.finish()  // its termination handler forgets it
             }
         }
     }
@@ -90,8 +97,8 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     /// Delivers `event` to one subscriber of `key` only (one whose credentials ran out, say), if it is still there;
     /// like ``publish(_:to:)``, a full buffer finishes the stream instead.
     public func publish(_ event: Event, to key: Key, subscriber id: UInt64) {
-        guard let continuation = registry.withLock({ $0.subscribers(of: key)[id] }) else { return }
-        if case .dropped = continuation.yield(event) { continuation.finish() }
+        guard let mailbox = registry.withLock({ $0.subscribers(of: key)[id] }) else { return }
+        if case .dropped = mailbox.yield(event) { mailbox.finish() }
     }
 
     /// Whether subscription `id` still follows `key` (it has not ended).
@@ -110,7 +117,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     /// A later ``subscribe(_:bufferLimit:)`` to `key` registers normally: refusing latecomers is the caller's job.
     public func finish(_ key: Key) {
         let subscribers = registry.withLock { $0.removeAll(for: key) }
-        for continuation in subscribers.values { continuation.finish() }
+        for mailbox in subscribers.values { mailbox.finish() }
     }
 
     /// Finishes every stream and closes the hub, for shutdown: later subscriptions get streams that are already
@@ -118,7 +125,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     public func finishAll() {
         let everyone = registry.withLock { $0.removeAll() }
         for subscribers in everyone.values {
-            for continuation in subscribers.values { continuation.finish() }
+            for mailbox in subscribers.values { mailbox.finish() }
         }
     }
 
@@ -132,8 +139,9 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
         registry.withLock { $0.count(for: key) }
     }
 
-    /// Forgets a subscriber whose stream has terminated; releases its continuation after unlocking.
-    private func forget(_ id: UInt64, of key: Key) {
+    /// Forgets a subscriber whose stream has terminated; releases its mailbox after unlocking.
+    @usableFromInline
+    func forget(_ id: UInt64, of key: Key) {
         _ = registry.withLock { $0.remove(id, from: key) }
     }
 }
