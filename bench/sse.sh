@@ -13,8 +13,9 @@
 # And the floor of libmicrohttpd itself, measured the same way: bench/c-baseline/sse.c, the leanest C that suspends and
 # resumes each stream as Switchboard's event-stream daemon does, with no database and no tasks. SSE_C=0 skips it.
 #   SSE_SUBSCRIBERS (10000), SSE_PUBLISHES (30), SWITCHBOARD_BIN, DATABASE_URL; SSE_SERVER_ENV (extra environment for
-#   Switchboard, e.g. SSE_HEARTBEAT_SECONDS=3); FANOUT_EACH=1 makes the client print every publish's time
-#   (PUBLISH k ms reached) into bench/out/raw/sse-client*.txt
+#   Switchboard, e.g. SSE_HEARTBEAT_SECONDS=3); FANOUT_EACH=1 makes the client print every publish's times
+#   (PUBLISH k <ms until all had it> <how many> answered <ms until the POST's answer> first <ms until the first had
+#   it>) into bench/out/raw/sse-client*.txt
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -119,6 +119,7 @@ int main(int argc, char **argv) {
         int mlen = snprintf(marker, sizeof marker, "mark-%06d", k);
         double t0 = now_ms();
         if (publish(host, aport, id, token, k) != 0) { fprintf(stderr, "publish %d failed\n", k); return 1; }
+        double answered = now_ms() - t0, first = -1;
         int got = 0;
         double until = t0 + 10000;
         while (got < n && now_ms() < until) {
@@ -130,7 +131,10 @@ int main(int argc, char **argv) {
                 while ((r = read(s->fd, b + s->tail_len, 8192)) > 0) {
                     memcpy(b, s->tail, s->tail_len);
                     size_t total = s->tail_len + r;
-                    if (s->seen < k && memmem(b, total, marker, mlen)) { s->seen = k; got++; }
+                    if (s->seen < k && memmem(b, total, marker, mlen)) {
+                        s->seen = k;
+                        if (got++ == 0) first = now_ms() - t0;
+                    }
                     s->tail_len = total < 32 ? total : 32;
                     memcpy(s->tail, b + total - s->tail_len, s->tail_len);
                 }
@@ -138,7 +142,7 @@ int main(int argc, char **argv) {
         }
         times[k] = now_ms() - t0;
         if (got == n) complete++;
-        if (getenv("FANOUT_EACH")) printf("PUBLISH %d %.1f %d\n", k, times[k], got);
+        if (getenv("FANOUT_EACH")) printf("PUBLISH %d %.1f %d answered %.1f first %.1f\n", k, times[k], got, answered, first);
         usleep(100000);
     }
     qsort(times, pubs, sizeof *times, cmp);
