@@ -133,12 +133,15 @@ public struct Configuration: Sendable {
     /// The settings of the event streams' own daemon, from the API daemon's `server`: a held stream's largest cost is
     /// libmicrohttpd's memory pool per connection, so it is 4 KiB here (16 KiB for the API). The front hands this
     /// daemon only heads of at most 2 KiB, which fit with room for the response; on `STREAM_PORT` a head over about
-    /// 3.2 KB is refused by libmicrohttpd (closed without an answer, or 431 from 4 KB on). Chunked bodies (HTTP/1.1)
-    /// are written from that pool, so the response's own block serves only HTTP/1.0 clients, and is small.
+    /// 3.2 KB is refused by libmicrohttpd (closed without an answer, or 431 from 4 KB on). Streams are bodies
+    /// delimited by the connection's end (`directStreamWrites`: an idle stream's event is one `send` beside
+    /// libmicrohttpd), read through the response's own block: 1 KiB, so that a stream's opening leaves in one or two
+    /// writes.
     public static func eventStreamServer(like server: ServerConfiguration) -> ServerConfiguration {
         var streams = server
         streams.connectionMemoryLimit = 4 * 1024
-        streams.streamBlockSize = 256
+        streams.streamBlockSize = 1024
+        streams.directStreamWrites = true
         return streams
     }
 

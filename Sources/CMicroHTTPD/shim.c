@@ -1,7 +1,10 @@
 #include "CMicroHTTPD.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <fcntl.h>
@@ -285,6 +288,27 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+int sb_mhd_response_close_delimited(struct MHD_Response *response) {
+    return MHD_set_response_options(response, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END) == MHD_YES ? 0 : -1;
+}
+
+int sb_socket_prepare_direct_writes(int fd) {
+    int corked = 0;
+    socklen_t length = sizeof corked;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CORK, &corked, &length) != 0 || corked) return -1;
+    int on = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0 ? 0 : -1;
+}
+
+long sb_socket_send_now(int fd, const void *bytes, size_t count) {
+    for (;;) {
+        ssize_t sent = send(fd, bytes, count, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent >= 0) return (long)sent;
+        if (errno == EINTR) continue;
+        return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+    }
 }
 
 int sb_format_ipv4(const void *address, char *buffer, size_t size) {

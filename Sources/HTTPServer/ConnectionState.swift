@@ -25,6 +25,22 @@ struct ConnectionState {
     var readOffset = 0
     var producerFinished = false
     var writerWaiting: CheckedContinuation<Void, any Error>?
+    /// Whether a writer may send to the socket itself (see `StreamWriter`): only for a body delimited by the
+    /// connection's end, never chunk-encoded, so its bytes fit between libmicrohttpd's own writes.
+    var directWrites = DirectWrites.off
+    /// The content reader suspended the connection, finding nothing to send: libmicrohttpd has sent every byte it was
+    /// given and will not write again until resumed, so the socket is the writer's to use meanwhile.
+    var suspendedByReader = false
+
+    /// Whether a streamed body's writer may send to the socket itself.
+    enum DirectWrites {
+        /// No: a chunked body, or the socket was found unfit (corked).
+        case off
+        /// Yes, once the socket is readied for it (`TCP_NODELAY`), at the first such write.
+        case untried
+        /// Yes.
+        case ready
+    }
 
     /// The request body as it streams in, for a route that reads it as it comes (nil: read in full first).
     var body: BodyFlow?
@@ -55,11 +71,12 @@ struct ConnectionState {
     mutating func takeSuspension() -> Bool {
         guard suspended else { return false }
         suspended = false
+        suspendedByReader = false
         return true
     }
 
     /// Appends streamed bytes; returns whether the caller must resume the connection.
-    mutating func append(_ bytes: [UInt8]) -> Bool {
+    mutating func append(_ bytes: some Collection<UInt8>) -> Bool {
         if readOffset > 0 && readOffset >= buffer.count / 2 {
             buffer.removeFirst(readOffset)
             readOffset = 0
@@ -82,6 +99,7 @@ struct ConnectionState {
         if producerFinished { return .endOfStream }
         if closed { return .error }
         suspended = true
+        suspendedByReader = true
         return .suspend
     }
 

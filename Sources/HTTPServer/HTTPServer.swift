@@ -116,6 +116,10 @@ public final class HTTPServer: Sendable {
     /// Responses whose body is still streaming.
     public var openStreams: Int { core.streams.count }
 
+    /// Streamed-body writes sent to the socket directly, beside libmicrohttpd, with no resume of the connection
+    /// (``ServerConfiguration/directStreamWrites``).
+    public var streamWritesSentDirectly: Int { core.directStreamWrites.load(ordering: .relaxed) }
+
     /// Connections cut because their request head did not arrive within `headTimeout` (on a port with a handoff,
     /// by the front or by the daemon it went to).
     public var slowHeadsCut: Int { core.slowHeadsCut.load(ordering: .relaxed) + (front?.headsLate ?? 0) }

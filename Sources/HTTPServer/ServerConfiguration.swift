@@ -38,6 +38,11 @@ public struct ServerConfiguration: Sendable {
     /// The executor each request's task prefers (`Task(executorPreference:)`): its handler's code and the resumptions
     /// after its waits run there (not a streamed body's: an upload's work is heavy). Nil: the global executor.
     public var taskExecutor: (any TaskExecutor)?
+    /// Streamed bodies of unknown length end with their connection instead of a last chunk (HTTP/1.1 allows both),
+    /// and while libmicrohttpd has such a connection suspended with nothing to send, a write goes to the socket
+    /// directly instead of resuming it (see `StreamWriter`): for a daemon holding many idle streams that one event
+    /// reaches at once (event streams). The connection is not reused after such a body.
+    public var directStreamWrites = false
     /// Receives libmicrohttpd's own error lines (at most a few a second; the rest are counted, not written).
     public var errorLog: (@Sendable (String) -> Void)?
 

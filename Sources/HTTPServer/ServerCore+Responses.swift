@@ -21,9 +21,16 @@ extension ServerCore {
                 body.length.map { UInt64($0) } ?? sb_mhd_size_unknown(),
                 body.length == nil ? configuration.streamBlockSize : 64 * 1024, ServerCore.contentReader,
                 Unmanaged.passRetained(context).toOpaque(), ServerCore.contentReaderFree)
-            if handle != nil {
+            if let handle {
                 context.inStreams = true
                 streams.insert(context)
+                // A HEAD answer of unknown length ends with the connection too: chunked, libmicrohttpd 0.9.75 sends a
+                // last chunk after its head, a body HEAD must not have. It is never written to directly.
+                let head = context.request.method == "HEAD"
+                if body.length == nil && (configuration.directStreamWrites || head)
+                    && sb_mhd_response_close_delimited(handle) == 0 && !head {
+                    context.state.withLock { $0.directWrites = .untried }
+                }
             }
         }
         guard let handle else { return .NO }

@@ -39,6 +39,8 @@ final class ServerCore: Sendable {
     let libraryLinesDropped = Atomic<Int>(0)
     /// Connections cut for not sending a complete request head in time.
     let slowHeadsCut = Atomic<Int>(0)
+    /// Streamed-body writes that went to the socket directly, whole, with the connection left suspended.
+    let directStreamWrites = Atomic<Int>(0)
 
     /// Connections per client address, shared with the server this one hands connections to, if any.
     let addresses: AddressLimits

@@ -111,6 +111,20 @@ int sb_format_ipv4(const void *address, char *buffer, size_t size);
 /// `MHD_SIZE_UNKNOWN`, which Swift does not import.
 static inline uint64_t sb_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
+/// Makes a response of unknown length end with its connection rather than with a last chunk: its body goes out as
+/// bytes, never chunk-encoded (`MHD_RF_HTTP_1_0_COMPATIBLE_STRICT`; the status line stays HTTP/1.1), so bytes written
+/// to the socket directly between two of libmicrohttpd's own writes fit in. 0 on success.
+int sb_mhd_response_close_delimited(struct MHD_Response *response);
+
+/// Readies a suspended connection's socket for writes made beside libmicrohttpd: sets `TCP_NODELAY` (a small event
+/// must not wait for the client's ACK of the one before). 0 when direct writes may go ahead; -1 when they must not
+/// (the socket is corked, so a direct write would be held back; or an option could not be read or set).
+int sb_socket_prepare_direct_writes(int fd);
+
+/// Writes as much of `bytes` as the socket takes now, without waiting and without SIGPIPE: the count written (0
+/// when it takes nothing now), or -1 when the connection is broken.
+long sb_socket_send_now(int fd, const void *bytes, size_t count);
+
 /// Told of each connection the front accepted, on the front's thread: `target` is its first request's target
 /// (not NUL-terminated; NULL when its head was too long to look at, or the front was too busy to wait for it). The
 /// callee owns `fd` from then on: it hands it to a daemon with `sb_mhd_add_connection` and returns 1 when that took

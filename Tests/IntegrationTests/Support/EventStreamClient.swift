@@ -7,12 +7,15 @@ struct ReceivedEvent: Sendable, Equatable {
     var data: String
 }
 
-/// Follows `GET …/events` over a raw socket: decodes the chunked body and parses the event stream per WHATWG
-/// (fields, multi-line data joined with LF, comments ignored). Blocking: use from `onThread`.
+/// Follows `GET …/events` over a raw socket: reads the body (chunk-encoded, or delimited by the connection's end, as
+/// the event-stream daemon sends it) and parses the event stream per WHATWG (fields, multi-line data joined with LF,
+/// comments ignored). Blocking: use from `onThread`.
 final class EventStreamClient: @unchecked Sendable { // used by one thread at a time
     let socket: RawSocket
     private(set) var status = 0
-    private var raw: [UInt8] = []        // bytes after the head, still chunk-encoded
+    private var raw: [UInt8] = []        // bytes after the head, still chunk-encoded when `chunked`
+    /// The body is chunk-encoded (else it is plain bytes that end with the connection).
+    private(set) var chunked = false
     private var text: [UInt8] = []       // decoded body not yet parsed
     private(set) var ended = false
     private(set) var retry: Int?
@@ -31,6 +34,7 @@ final class EventStreamClient: @unchecked Sendable { // used by one thread at a 
         }
         let headText = String(decoding: buffer[..<end!], as: UTF8.self)
         status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
+        chunked = headText.lowercased().contains("\r\ntransfer-encoding: chunked")
         raw = Array(buffer[(end! + 4)...])
     }
 
@@ -60,6 +64,11 @@ final class EventStreamClient: @unchecked Sendable { // used by one thread at a 
     }
 
     private func decodeChunks() {
+        guard chunked else {
+            text += raw
+            raw.removeAll()
+            return
+        }
         while let lineEnd = RawSocket.find([13, 10], in: raw) {
             let sizeText = String(decoding: raw[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText, radix: 16) else { return }
