@@ -2,7 +2,8 @@ import CMicroHTTPD
 import Synchronization
 
 /// The `BodyWriter` of one streamed response: queues bytes in the connection's buffer and wakes the
-/// libmicrohttpd thread, suspending the producer while too much is queued.
+/// libmicrohttpd thread, suspending the producer while too much is queued. On a daemon with `directStreamWrites`,
+/// bytes written while libmicrohttpd idles the connection go to its socket directly (see `sendDirectly`).
 struct StreamWriter: BodyWriter {
     let context: ConnectionContext
     let highWater: Int
