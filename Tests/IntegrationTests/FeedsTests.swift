@@ -176,6 +176,7 @@ struct FeedsEndToEndTests {
             """)
         _ = try await app.call("GET", "/v1/sessions/current", token: who.customer) // warm the token, not the feed
         let before = try await Self.feedQueries(app)
+        let reconnectsBefore = Self.listenerReconnects(app)
         let port = app.port
         let token = who.customer
         let statuses = try await onThread { () -> [Int] in
@@ -186,8 +187,17 @@ struct FeedsEndToEndTests {
             return try sockets.map { try $0.readResponse(timeout: 30).status }
         }
         #expect(statuses.count == 500 && statuses.allSatisfy { $0 == 200 })
-        #expect(try await Self.feedQueries(app) - before == 1)
+        // One query for all of them. Only a listener that reconnected meanwhile (its liveness check missed on a
+        // loaded machine: notices may have been lost) rightly retires the page, and the reads after it load it again.
+        let reconnects = Self.listenerReconnects(app) - reconnectsBefore
+        let queries = try await Self.feedQueries(app) - before
+        #expect(queries >= 1 && queries <= 1 + reconnects, "\(queries) page queries; the listener reconnected \(reconnects) times")
         await app.stop()
+    }
+
+    /// How often the app's change-notice listener came back after a gap (each retires every cached page).
+    static func listenerReconnects(_ app: TestApp) -> Int {
+        app.log.all.filter { $0.contains("change-notice listener reconnected") }.count
     }
 
     /// Page queries counted by Postgres itself.
