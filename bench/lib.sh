@@ -132,14 +132,16 @@ bench_build_c() {
     fi
 }
 
-# bench_build_c_baseline: the raw-C libmicrohttpd baseline, $BENCH_C_BIN (baseline.c, with feed.c and handoff.h).
+# bench_build_c_baseline: the raw-C libmicrohttpd baseline, $BENCH_C_BIN (baseline.c, with feed.c, handoff.h and
+# process.h).
 bench_build_c_baseline() {
-    bench_build_c "$BENCH_C_BIN" "the C baseline" "$BENCH_C_SRC" "feed.c handoff.h" -lmicrohttpd -lpthread
+    bench_build_c "$BENCH_C_BIN" "the C baseline" "$BENCH_C_SRC" "feed.c handoff.h process.h" -lmicrohttpd -lpthread
 }
 
-# bench_build_message_peer: a message POST in C with libpq, $BENCH_MESSAGE_BIN (message.c, with handoff.h).
+# bench_build_message_peer: a message POST in C with libpq, $BENCH_MESSAGE_BIN (message.c, with handoff.h and
+# process.h).
 bench_build_message_peer() {
-    bench_build_c "$BENCH_MESSAGE_BIN" "the C message peer" "$BENCH_DIR/c-baseline/message.c" "handoff.h" \
+    bench_build_c "$BENCH_MESSAGE_BIN" "the C message peer" "$BENCH_DIR/c-baseline/message.c" "handoff.h process.h" \
         -Wextra -I/usr/include/postgresql -lmicrohttpd -lpq -lpthread
 }
 

@@ -157,7 +157,7 @@ fi
 # daemon does (bench/c-baseline/sse.c: no database, no tasks), the same client. SSE_C=0 skips it.
 c_attach=n/a c_p50=n/a c_p99=n/a c_per_sub=n/a c_ratio=n/a c_complete=n/a
 if [ "${SSE_C:-1}" != 0 ]; then
-    bench_build_c "$BENCH_SSE_BIN" "the C event-stream baseline" "$BENCH_DIR/c-baseline/sse.c" "" -lmicrohttpd -lpthread
+    bench_build_c "$BENCH_SSE_BIN" "the C event-stream baseline" "$BENCH_DIR/c-baseline/sse.c" "process.h" -lmicrohttpd -lpthread
     c_port=""
     bench_pick_port c_port 18497
     bench_start_server mhd-sse "http://127.0.0.1:$c_port/healthz" -- env PORT="$c_port" HOST=127.0.0.1 "$BENCH_SSE_BIN"

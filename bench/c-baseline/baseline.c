@@ -59,6 +59,7 @@ enum route { ROUTE_NONE = 0, ROUTE_DIRECT, ROUTE_PAGE, ROUTE_FEED, ROUTE_HOOK, R
 static atomic_ulong hooks_received;
 
 #include "handoff.h"
+#include "process.h"
 
 /* Per-request context, stored in *con_cls and freed in the completion callback. */
 struct request {
@@ -252,21 +253,10 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    /* Descriptors: raise the soft limit to the hard one. */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            perror("mhd-baseline: setrlimit(RLIMIT_NOFILE)");
-    }
-
+    unsigned long long descriptors = process_raise_descriptor_limit("mhd-baseline");
     /* Block the stop signals in every thread; main waits for them with sigwait. */
     sigset_t stop_set;
-    sigemptyset(&stop_set);
-    sigaddset(&stop_set, SIGTERM);
-    sigaddset(&stop_set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    process_block_stop_signals(&stop_set);
 
     resp_ok = make_response(BODY_OK);
     resp_empty = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -311,7 +301,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     fprintf(stderr, "mhd-baseline: listening on http://%s:%u (%u MHD threads, %u workers, rlimit %llu)\n",
-            host, port, threads, workers, (unsigned long long)rl.rlim_cur);
+            host, port, threads, workers, descriptors);
 
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0)

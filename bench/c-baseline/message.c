@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "handoff.h"
+#include "process.h"
 
 #define PATH_PREFIX "/v1/interactions/"
 #define PATH_SUFFIX "/messages"
@@ -679,12 +680,9 @@ int main(void) {
         return 2;
     }
 
+    process_raise_descriptor_limit("mhd-message");
     sigset_t stop_set;
-    sigemptyset(&stop_set);
-    sigaddset(&stop_set, SIGTERM);
-    sigaddset(&stop_set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    process_block_stop_signals(&stop_set);
 
     pthread_t listener, *worker_ids = calloc(workers, sizeof *worker_ids);
     if (!worker_ids || pthread_create(&listener, NULL, listener_main, NULL) != 0)

@@ -17,7 +17,8 @@
  * database, no authentication and no log: what is left is libmicrohttpd's work and the kernel's.
  *
  * Environment: PORT (8091), HOST (127.0.0.1), THREADS (online cores).
- * Build: gcc -O2 -Wall -o bench/c-baseline/mhd-sse bench/c-baseline/sse.c -lmicrohttpd -lpthread
+ * Build: gcc -O2 -Wall -o bench/c-baseline/mhd-sse bench/c-baseline/sse.c -lmicrohttpd -lpthread (process.h is
+ * included by this file).
  * Stops cleanly on SIGTERM / SIGINT: every stream is ended, then the daemon stops.
  */
 #include <arpa/inet.h>
@@ -33,6 +34,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "process.h"
 
 #define OPENING ": open\n\n"
 #define BODY_OK "{\"status\":\"ok\"}"
@@ -228,17 +231,9 @@ int main(void) {
     struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) { fprintf(stderr, "mhd-sse: bad HOST %s\n", host); return 2; }
 
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    process_raise_descriptor_limit("mhd-sse");
     sigset_t stop_set;
-    sigemptyset(&stop_set);
-    sigaddset(&stop_set, SIGTERM);
-    sigaddset(&stop_set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    process_block_stop_signals(&stop_set);
 
     struct MHD_OptionItem opts[8];
     unsigned n = 0;
