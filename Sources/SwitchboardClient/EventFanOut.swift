@@ -68,6 +68,16 @@ public final class EventFanOut<Event: Sendable>: Sendable {
         }
     }
 
+    /// Sends `event` to every current subscriber and, in the same step, makes `retained` what later subscribers get
+    /// first (the state as of `event`, say): a subscriber joins either before, and gets `event`, or after, and gets
+    /// `retained`; never between the two, with neither.
+    public func yield(_ event: Event, retaining retained: Event) {
+        withState { state in
+            state.retained = retained
+            for continuation in state.continuations.values { continuation.yield(event) }
+        }
+    }
+
     /// Replaces the retained event without sending it to anyone: what later subscribers get first from now on.
     public func retain(_ event: Event) {
         withState { $0.retained = event }

@@ -103,9 +103,13 @@ struct InteractionEventConnection: Sendable {
             progress.lastSeq = seq
         }
         guard case .state(let change) = event else {
-            registry.yield(event)
-            // A subscriber that joins now gets the state as of this event, so it knows where its view starts.
-            if let state = progress.state, event.seq != nil { registry.retain(.state(state.current(at: progress.lastSeq))) }
+            // A subscriber that joins after this event gets the state as of it, so it knows where its view starts:
+            // set in the same step as the event goes out, or one joining in between would get neither.
+            if let state = progress.state, event.seq != nil {
+                registry.yield(event, retaining: .state(state.current(at: progress.lastSeq)))
+            } else {
+                registry.yield(event)
+            }
             return false
         }
         progress.state = change
