@@ -74,8 +74,7 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
     @usableFromInline let state = Locked(State())
     /// Most events queued at once.
     @usableFromInline let limit: Int
-    /// Guards whether `onTermination` has run (it runs once, outside `state`'s lock).
-    @usableFromInline let terminated = Locked(false)
+    /// Run once, outside `state`'s lock, by the call that closes the mailbox first.
     @usableFromInline let onTermination: @Sendable () -> Void
 
     @usableFromInline
@@ -143,18 +142,15 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
     }
 
     private func close(discarding: Bool) {
-        let (reader, _) = state.withLock { state -> (UnsafeContinuation<Event?, Never>?, [Event]) in
+        let (reader, first, _) = state.withLock { state -> (UnsafeContinuation<Event?, Never>?, Bool, [Event]) in
+            let first = !state.closed
             state.closed = true
             defer { state.reader = nil }
-            guard discarding else { return (state.reader, []) }
+            guard discarding else { return (state.reader, first, []) }
             defer { state.events = []; state.head = 0 }
-            return (state.reader, state.events)  // the events are released after unlocking
+            return (state.reader, first, state.events)  // the events are released after unlocking
         }
         reader?.resume(returning: nil)
-        let first = terminated.withLock { done in
-            defer { done = true }
-            return !done
-        }
         if first { onTermination() }
     }
 }

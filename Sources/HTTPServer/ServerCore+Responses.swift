@@ -24,12 +24,14 @@ extension ServerCore {
             if let handle {
                 context.inStreams = true
                 streams.insert(context)
-                // A HEAD answer of unknown length ends with the connection too: chunked, libmicrohttpd 0.9.75 sends a
-                // last chunk after its head, a body HEAD must not have. It is never written to directly.
-                let head = context.request.method == "HEAD"
-                if body.length == nil && (configuration.directStreamWrites || head)
-                    && sb_mhd_response_close_delimited(handle) == 0 && !head {
-                    context.state.withLock { $0.directWrites = .untried }
+                if body.length == nil {
+                    if context.request.method == "HEAD" {
+                        // Ends with the connection too: chunked, libmicrohttpd 0.9.75 sends a last chunk after the
+                        // head, a body HEAD must not have. Nothing is ever written to it directly.
+                        _ = sb_mhd_response_close_delimited(handle)
+                    } else if configuration.directStreamWrites && sb_mhd_response_close_delimited(handle) == 0 {
+                        context.state.withLock { $0.directWrites = .untried }
+                    }
                 }
             }
         }
