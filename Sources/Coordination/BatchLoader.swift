@@ -21,9 +21,15 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     public typealias Delivery = @Sendable (Result<Value?, any Error>) async -> Void
 
     /// How a waiter is answered: by resuming a suspended caller, or by a delivery the batch awaits.
+    ///
+    /// The caller's continuation is an `UnsafeContinuation`: its layout does not depend on `Value`, so a waiter is
+    /// copied and destroyed in place (a `CheckedContinuation`, whose layout the standard library keeps to itself,
+    /// went through generic metadata at every copy: a storm of stream starts copies thousands). It is resumed exactly
+    /// once because a waiter leaves `State.waiting` exactly once, under the lock: taken by ``nextBatch()``, whose
+    /// runner then resumes it, or by ``remove(_:key:)``, whose caller (``giveUp(_:key:)``) then does.
     @usableFromInline
     enum Answer: Sendable {
-        case continuation(CheckedContinuation<Value?, any Error>)
+        case continuation(UnsafeContinuation<Value?, any Error>)
         case delivery(Delivery)
     }
 
@@ -79,7 +85,7 @@ public final class BatchLoader<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func value(for key: Key) async throws -> Value? {
         let id = nextWaiterID()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Value?, any Error>) in
                 add(Waiter(id: id, answer: .continuation(continuation)), for: key)
                 // Cancelled before the waiter was registered: the handler found nothing to resume.
                 if Task.isCancelled { giveUp(id, key: key) }

@@ -140,7 +140,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     }
 
     /// Forgets a subscriber whose stream has terminated; releases its mailbox after unlocking.
-    @usableFromInline
+    @inlinable
     func forget(_ id: UInt64, of key: Key) {
         _ = registry.withLock { $0.remove(id, from: key) }
     }

@@ -7,21 +7,23 @@
 struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
     @usableFromInline typealias Mailbox = SubscriberMailbox<Event>
 
-    private var byKey: [Key: [UInt64: Mailbox]] = [:]
-    private(set) var count = 0
-    private var lastID: UInt64 = 0
+    // Internal with `@usableFromInline`, so the hub's inlinable subscribe and publish, specialized where the hub is
+    // used, reach them without generic dictionary code.
+    @usableFromInline var byKey: [Key: [UInt64: Mailbox]] = [:]
+    @usableFromInline var count = 0
+    @usableFromInline var lastID: UInt64 = 0
     /// Set by ``removeAll()``: the hub has shut down and turns new subscribers away.
-    private(set) var isClosed = false
+    @usableFromInline var isClosed = false
 
     /// A new id, unique for the life of the hub.
-    @usableFromInline
+    @inlinable
     mutating func nextID() -> UInt64 {
         lastID += 1
         return lastID
     }
 
     /// Adds a subscriber; false, adding nothing, once the registry is closed.
-    @usableFromInline
+    @inlinable
     mutating func add(_ mailbox: Mailbox, id: UInt64, for key: Key) -> Bool {
         guard !isClosed else { return false }
         byKey[key, default: [:]][id] = mailbox
@@ -31,6 +33,7 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
 
     /// Removes one subscriber, returning its mailbox (if it was still registered) so the caller releases it
     /// after unlocking.
+    @inlinable
     mutating func remove(_ id: UInt64, from key: Key) -> Mailbox? {
         guard let removed = byKey[key]?.removeValue(forKey: id) else { return nil }
         if byKey[key]?.isEmpty == true { byKey[key] = nil }
@@ -57,7 +60,7 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
     var everyone: [Key: [UInt64: Mailbox]] { byKey }
 
     /// The current subscribers of `key`, as a snapshot.
-    @usableFromInline
+    @inlinable
     func subscribers(of key: Key) -> [UInt64: Mailbox] {
         byKey[key] ?? [:]
     }
