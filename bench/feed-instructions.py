@@ -8,6 +8,13 @@ out start-up and shutdown. The feed (20 items, as bench/feeds.sh) is set up once
 
     scripts/with-temp-postgres.sh python3 bench/feed-instructions.py before=/tmp/sb-old after=.build/release/switchboard
 
+A build labelled `c` is the raw-C baseline (`bench/c-baseline/mhd-baseline`, built by `bench/lib.sh`): it answers
+the feed's path from memory with the hot feed's work (bench/c-baseline/feed.c: the token checked, the page looked up
+and held, ETag and request id) for a page of the same bytes, and `/healthz` becomes its `/async` (suspend, a worker
+thread, resume), as bench/instructions.sh counts it:
+
+    scripts/with-temp-postgres.sh python3 bench/feed-instructions.py c=bench/c-baseline/mhd-baseline now=/tmp/sb
+
 Strip the binaries first (`strip --strip-debug`): this valgrind cannot read the toolchain's DWARF 5.
 Environment: IR_REQUESTS="300 1300" (N1 N2), IR_PATHS="/v1/feeds/launch /healthz", IR_PORT=18777, IR_KEEP=DIR (keeps
 each callgrind file there, for callgrind_annotate).
@@ -37,12 +44,13 @@ def call(method, path, token=None, body=None, connection=None):
     return response.status, response.read()
 
 
-def start(command):
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=open(f"{work}/server.log", "a"))
+def start(command, extra=None, ready="/readyz"):
+    server = subprocess.Popen(command, env=dict(env, **(extra or {})), stdout=subprocess.DEVNULL,
+                              stderr=open(f"{work}/server.log", "a"))
     deadline = time.time() + 300
     while time.time() < deadline:
         try:
-            if call("GET", "/readyz")[0] == 200:
+            if call("GET", ready)[0] == 200:
                 return server
         except OSError:
             pass
@@ -65,6 +73,13 @@ for i in range(1, 21):
     call("POST", "/v1/feeds/launch/items", api_key,
          json.dumps({"title": f"Item {i}", "body": f"Body of item {i}, long enough to look like a real teaser line.",
                      "url": f"https://example.com/{i}"}))
+# What the C baseline serves in the feed's place: a page of the same bytes under the same token and ETag.
+page = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
+page.request("GET", "/v1/feeds/launch", headers={"Authorization": "Bearer " + token})
+answer = page.getresponse()
+C_ENV = {"PAGE_BYTES": str(len(answer.read())), "FEED_TOKEN": token, "FEED_KEY": "launch",
+         "FEED_ETAG": answer.getheader("ETag")}
+page.close()
 stop(server)
 
 
@@ -72,7 +87,12 @@ def total(label, binary, path, count):
     out = f"{work}/callgrind.out"
     if os.path.exists(out):
         os.remove(out)
-    server = start(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary])
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary]
+    if label == "c":
+        server = start(command, C_ENV, ready="/direct")
+        path = "/async" if path == "/healthz" else path
+    else:
+        server = start(command)
     auth = token if path.startswith("/v1/") else None
     connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
     for _ in range(20):
@@ -95,5 +115,6 @@ for path in PATHS:
     for label, binary in builds:
         first = total(label, binary, path, N1)
         second = total(label, binary, path, N2)
-        print(f"{label:12} {path:18} {(second - first) // (N2 - N1):8d} instructions per request", flush=True)
+        shown = "/async" if label == "c" and path == "/healthz" else path
+        print(f"{label:12} {shown:18} {(second - first) // (N2 - N1):8d} instructions per request", flush=True)
 shutil.rmtree(work)
