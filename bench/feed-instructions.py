@@ -17,7 +17,10 @@ thread, resume), as bench/instructions.sh counts it:
 
 Strip the binaries first (`strip --strip-debug`): this valgrind cannot read the toolchain's DWARF 5.
 Environment: IR_REQUESTS="300 1300" (N1 N2), IR_PATHS="/v1/feeds/launch /healthz", IR_PORT=18777, IR_KEEP=DIR (keeps
-each callgrind file there, for callgrind_annotate).
+each callgrind file there, for callgrind_annotate); IR_CACHE=1 runs cachegrind with its cache simulation (the caches of
+the machine it runs on) instead, and prints per request the instructions, first-level instruction-cache misses and
+first-level data-cache read and write misses (cg_diff and cg_annotate --sort=I1mr on two kept files show by
+function where the instruction misses fall).
 """
 import http.client, json, os, shutil, signal, subprocess, sys, tempfile, time
 
@@ -25,6 +28,9 @@ N1, N2 = map(int, os.environ.get("IR_REQUESTS", "300 1300").split())
 PATHS = os.environ.get("IR_PATHS", "/v1/feeds/launch /healthz").split()
 PORT = int(os.environ.get("IR_PORT", "18777"))
 KEEP = os.environ.get("IR_KEEP")
+CACHE = os.environ.get("IR_CACHE") == "1"
+# cachegrind's totals line, in this order: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw.
+CACHE_EVENTS = {"instructions": 0, "I1 misses": 1, "D1 read misses": 4, "D1 write misses": 7}
 ADMIN = "bench-admin-token-0123456789"
 builds = [argument.split("=", 1) for argument in sys.argv[1:]]
 if not builds or "DATABASE_URL" not in os.environ:
@@ -87,7 +93,9 @@ def total(label, binary, path, count):
     out = f"{work}/callgrind.out"
     if os.path.exists(out):
         os.remove(out)
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary]
+    tool = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out] if CACHE else \
+        ["--tool=callgrind", "--callgrind-out-file=" + out]
+    command = ["valgrind", *tool, binary]
     if label == "c":
         server = start(command, C_ENV, ready="/direct")
         path = "/async" if path == "/healthz" else path
@@ -107,7 +115,7 @@ def total(label, binary, path, count):
         shutil.copy(out, os.path.join(KEEP, f"{label}-{path.strip('/').replace('/', '_')}-{count}.out"))
     for line in open(out):
         if line.startswith("summary:"):
-            return int(line.split()[1])
+            return [int(field) for field in line.split()[1:]]
     sys.exit(f"{label}: callgrind wrote no totals")
 
 
@@ -116,5 +124,10 @@ for path in PATHS:
         first = total(label, binary, path, N1)
         second = total(label, binary, path, N2)
         shown = "/async" if label == "c" and path == "/healthz" else path
-        print(f"{label:12} {shown:18} {(second - first) // (N2 - N1):8d} instructions per request", flush=True)
+        per = [(b - a) // (N2 - N1) for a, b in zip(first, second)]
+        if CACHE:
+            figures = ", ".join(f"{name} {per[index]}" for name, index in CACHE_EVENTS.items())
+            print(f"{label:12} {shown:18} per request: {figures}", flush=True)
+        else:
+            print(f"{label:12} {shown:18} {per[0]:8d} instructions per request", flush=True)
 shutil.rmtree(work)
