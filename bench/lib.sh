@@ -370,20 +370,30 @@ bench_machine() { echo "$(nproc) cores, $(uname -m), $(uname -r)"; }
 # starts a server) between a run in which CLIENT served it N1 requests and one in which it served N2 (CLIENT is a
 # command given the count); the difference of the two runs' totals over N2 - N1 leaves out start-up and shutdown.
 # Stops every server this script started after each run (callgrind writes its totals as the server exits).
+# With BENCH_IR_CACHE=1 the runs are under cachegrind's cache simulation (the caches of this machine) instead, and
+# BENCH_I1 is also set: the first-level instruction-cache misses per request (empty otherwise).
 BENCH_IR=0
+BENCH_I1=""
 bench_callgrind_per_request() {
-    local name=$1 ready=$2 n1=$3 n2=$4 client=$5 binary=$6 out="$BENCH_OUT/raw/$1.callgrind" n totals=()
+    local name=$1 ready=$2 n1=$3 n2=$4 client=$5 binary=$6 out="$BENCH_OUT/raw/$1.callgrind" n totals=() misses=()
+    local tool=(--tool=callgrind --callgrind-out-file="$out")
+    [ "${BENCH_IR_CACHE:-0}" = 1 ] && tool=(--tool=cachegrind --cache-sim=yes --cachegrind-out-file="$out")
     shift 6
     for n in "$n1" "$n2"; do
         rm -f "$out"
-        bench_start_server "$name" "$ready" -- env "$@" valgrind --tool=callgrind --callgrind-out-file="$out" "$binary"
+        bench_start_server "$name" "$ready" -- env "$@" valgrind "${tool[@]}" "$binary"
         "$client" "$n"
         bench_stop_servers
+        # The totals line: callgrind's has the instructions alone; cachegrind's has them, then the I1 misses, …
         totals+=("$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)")
-        [ -n "${totals[-1]}" ] || bench_die "$name: callgrind wrote no totals (log: $BENCH_OUT/logs/$name.log)"
+        misses+=("$(awk '/^summary:/ {print $3}' "$out" 2>/dev/null)")
+        [ -n "${totals[-1]}" ] || bench_die "$name: valgrind wrote no totals (log: $BENCH_OUT/logs/$name.log)"
     done
     rm -f "$out"
     BENCH_IR=$(((totals[1] - totals[0]) / (n2 - n1)))
+    BENCH_I1=""
+    [ "${BENCH_IR_CACHE:-0}" = 1 ] && BENCH_I1=$(((misses[1] - misses[0]) / (n2 - n1)))
+    return 0
 }
 
 # bench_verdict WHAT A B: a verdict line for the goals table, `**PASS**: WHAT` when A >= B, else `**FAIL**: WHAT`

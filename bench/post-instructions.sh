@@ -7,7 +7,9 @@
 # With SWITCHBOARD_BASELINE_BIN set, that build is counted the same way, and the ratio is printed. The C peer
 # (bench/c-baseline/message.c: the same POST's work in the leanest C, the same statement) is counted the same way on an
 # interaction Switchboard opened, and Switchboard's count over C's is printed: the work a Swift POST adds.
-#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_IR_POSTS="200 600" (N1 N2)
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_IR_POSTS="200 600" (N1 N2); BENCH_IR_CACHE=1 counts under
+#   cachegrind's simulation of this machine's caches instead and adds each build's first-level instruction-cache misses
+#   per POST (code that does not stay in the cache costs cycles a count of instructions does not show)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,7 +32,7 @@ bench_pick_port port 18590
 sb_env=(PORT="$port" HOST=127.0.0.1 STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0
     SWITCHBOARD_ADMIN_TOKEN=$ADMIN DATABASE_URL="$DATABASE_URL")
 messages() { python3 -I "$BENCH_ROOT/bench/post_client.py" "$port" "$1" "$ADMIN"; }
-declare -A IR
+declare -A IR I1
 builds=("switchboard|$SB_BIN")
 [ -n "${SWITCHBOARD_BASELINE_BIN:-}" ] && builds+=("baseline|$SWITCHBOARD_BASELINE_BIN")
 for build in "${builds[@]}"; do
@@ -39,8 +41,8 @@ for build in "${builds[@]}"; do
     strip --strip-debug -o "$work/$key" "$binary"
     BENCH_READY_TIMEOUT=180 bench_callgrind_per_request "$key-post-ir" "http://127.0.0.1:$port/readyz" "$N1" "$N2" \
         messages "$work/$key" "${sb_env[@]}"
-    IR[$key]=$BENCH_IR
-    bench_log "$(printf '%-12s %d instructions per message POST' "$key" "${IR[$key]}")"
+    IR[$key]=$BENCH_IR I1[$key]=$BENCH_I1
+    bench_log "$(printf '%-12s %d instructions per message POST%s' "$key" "${IR[$key]}" "${BENCH_I1:+, $BENCH_I1 I1 misses}")"
 done
 
 # The C peer, on a tenant and an interaction that Switchboard (not counted) opens for it.
@@ -52,8 +54,8 @@ peer_messages() { python3 -I "$BENCH_ROOT/bench/post_client.py" --peer "$port" "
 BENCH_READY_TIMEOUT=180 bench_callgrind_per_request "c-post-ir" "http://127.0.0.1:$port/healthz" "$N1" "$N2" \
     peer_messages "$BENCH_MESSAGE_BIN" PORT="$port" HOST=127.0.0.1 DATABASE_URL="$DATABASE_URL" WORKERS=10 \
     MESSAGE_SQL="$BENCH_DIR/c-baseline/message.sql" MESSAGE_TOKEN=$PEER_TOKEN MESSAGE_TENANT="$peer_tenant"
-IR[c]=$BENCH_IR
-bench_log "$(printf '%-12s %d instructions per message POST' "C peer" "${IR[c]}")"
+IR[c]=$BENCH_IR I1[c]=$BENCH_I1
+bench_log "$(printf '%-12s %d instructions per message POST%s' "C peer" "${IR[c]}" "${BENCH_I1:+, $BENCH_I1 I1 misses}")"
 
 {
     echo "## User-space instructions per message POST (callgrind)"
@@ -74,4 +76,8 @@ bench_log "$(printf '%-12s %d instructions per message POST' "C peer" "${IR[c]}"
     bench_measured "user-space instructions per message POST = ${IR[switchboard]} (the write path's own work; Postgres and the kernel are not in it)"
     echo
     bench_measured "user-space instructions per message POST, Switchboard ÷ C doing the same POST = $(bench_ratio "${IR[switchboard]}" "${IR[c]}") (C: ${IR[c]})"
+    if [ -n "${I1[switchboard]}" ]; then
+        echo
+        bench_measured "first-level instruction-cache misses per message POST (cachegrind) = ${I1[switchboard]} (C: ${I1[c]})"
+    fi
 } | tee "$BENCH_OUT/post-instructions.md"
