@@ -93,6 +93,11 @@ page.close()
 stop(server)
 
 
+def served_path(label, path):
+    """The path a build is asked: the C baseline's counterpart of `/healthz` is its `/async`."""
+    return "/async" if label == "c" and path == "/healthz" else path
+
+
 def total(label, binary, path, count):
     out = f"{work}/callgrind.out"
     if os.path.exists(out):
@@ -100,11 +105,8 @@ def total(label, binary, path, count):
     tool = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out] if CACHE else \
         ["--tool=callgrind", "--callgrind-out-file=" + out]
     command = ["valgrind", *tool, binary]
-    if label == "c":
-        server = start(command, C_ENV, ready="/direct")
-        path = "/async" if path == "/healthz" else path
-    else:
-        server = start(command)
+    server = start(command, C_ENV, ready="/direct") if label == "c" else start(command)
+    path = served_path(label, path)
     auth = token if path.startswith("/v1/") else None
     connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
     for _ in range(20):
@@ -120,14 +122,14 @@ def total(label, binary, path, count):
     for line in open(out):
         if line.startswith("summary:"):
             return [int(field) for field in line.split()[1:]]
-    sys.exit(f"{label}: callgrind wrote no totals")
+    sys.exit(f"{label}: valgrind wrote no totals")
 
 
 for path in PATHS:
     for label, binary in builds:
         first = total(label, binary, path, N1)
         second = total(label, binary, path, N2)
-        shown = "/async" if label == "c" and path == "/healthz" else path
+        shown = served_path(label, path)
         per = [(b - a) // (N2 - N1) for a, b in zip(first, second)]
         if CACHE:
             figures = ", ".join(f"{name} {per[index]}" for name, index in CACHE_EVENTS.items())
