@@ -72,7 +72,9 @@ struct SocketReactorTests {
         #expect(clock.now - start >= .milliseconds(50))
         #expect(!reactor.hasWaiter(on: pipe.read))
 
-        let first = Task { try await reactor.wait(pipe.read, for: .read, until: .now + .milliseconds(150)) }
+        // The deadline is fixed before the task starts and leaves a busy machine ample time to see the wait armed.
+        let firstDeadline = clock.now + .seconds(2)
+        let first = Task { try await reactor.wait(pipe.read, for: .read, until: firstDeadline) }
         await waitUntil { reactor.hasWaiter(on: pipe.read) }
         pipe.send()
         #expect(try await first.value == true)
@@ -80,7 +82,7 @@ struct SocketReactorTests {
         _ = Glibc.read(pipe.read, &byte, 1)
         let second = Task { try await reactor.wait(pipe.read, for: .read, cancellable: true) }
         await waitUntil { reactor.hasWaiter(on: pipe.read) }
-        try await Task.sleep(for: .milliseconds(300))  // past the first wait's deadline
+        try await clock.sleep(until: firstDeadline + .milliseconds(200))  // past the first wait's deadline
         #expect(reactor.hasWaiter(on: pipe.read))
         pipe.send()
         try await second.value
