@@ -177,8 +177,9 @@ import Testing
         request.arrival = .now - .seconds(2)
         _ = try await router.buildResponder().respond(to: request)
         let entry = try #require(logged.entries.first)
-        #expect(entry.duration >= 2 && entry.duration < 3)
-        #expect(entry.time.timeIntervalSinceNow <= -2 && entry.time.timeIntervalSinceNow > -3)
+        // The lower bounds show the arrival is the start; the upper ones only rule out a unit mixed up.
+        #expect(entry.duration >= 2 && entry.duration < 60)
+        #expect(entry.time.timeIntervalSinceNow <= -2 && entry.time.timeIntervalSinceNow > -60)
     }
 
     @Test func aMemoryAnswerStopsAtAPrepareThatThrowsAndIsMappedOutside() throws {

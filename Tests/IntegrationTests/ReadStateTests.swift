@@ -147,7 +147,7 @@ struct ReadStateTests {
             return (response.status, ContinuousClock.now - started)
         }
         #expect(answered.0 == 200)
-        #expect(answered.1 < .seconds(2))
+        #expect(answered.1 < .seconds(8))  // well inside the client's 10 s read timeout: it did not wait for the lock
         await pool.close()
         await app.stop()
     }

@@ -45,7 +45,7 @@ struct CancellationTests {
         let connection = try await TestDatabase.connect()
         defer { connection.close() }
         let query = Task {
-            try await connection.query("SELECT 1 AS slept FROM pg_sleep(2)", cancellable: false)[0].decode("slept", as: Int.self)
+            try await connection.query("SELECT 1 AS slept FROM pg_sleep(10)", cancellable: false)[0].decode("slept", as: Int.self)
         }
         try await TestDatabase.waitUntilSleeping(connection.backendPID)
         query.cancel()

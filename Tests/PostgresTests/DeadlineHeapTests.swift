@@ -76,13 +76,14 @@ struct ReactorTimerTests {
         let reactor = SocketReactor(name: "timer-test")
         defer { reactor.stop() }
         let ran = Locked<[String]>([])
-        let start = ContinuousClock.now
-        let cancelled = reactor.schedule(after: .milliseconds(20)) { ran.withLock { $0.append("cancelled") } }
-        _ = reactor.schedule(after: .milliseconds(40)) { ran.withLock { $0.append("second") } }
-        _ = reactor.schedule(after: .milliseconds(10)) { ran.withLock { $0.append("first") } }
+        // Instants fixed up front and a second away: a test thread that stalls between the calls changes nothing.
+        let base = ContinuousClock.now + .seconds(1)
+        let cancelled = reactor.schedule(at: base + .milliseconds(20)) { ran.withLock { $0.append("cancelled") } }
+        _ = reactor.schedule(at: base + .milliseconds(40)) { ran.withLock { $0.append("second") } }
+        _ = reactor.schedule(at: base + .milliseconds(10)) { ran.withLock { $0.append("first") } }
         #expect(reactor.cancel(cancelled))
         await waitUntil { ran.withLock { $0.count } == 2 }
-        #expect(ContinuousClock.now - start >= .milliseconds(40))
+        #expect(ContinuousClock.now >= base + .milliseconds(40))
         #expect(ran.withLock { $0 } == ["first", "second"])
     }
 }

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import Glibc
 import Testing
@@ -123,17 +124,17 @@ struct SocketReactorExecutorTests {
         defer { reactor.deregister(readEnd); close(readEnd); close(writeEnd) }
         let waiter = Task(executorPreference: reactor) { try await reactor.wait(readEnd, for: .read) }
         await waitUntil { reactor.hasWaiter(on: readEnd) }
+        let turns = Locked(0)
         let spinner = Task(executorPreference: reactor) {
-            var turns = 0
             while !Task.isCancelled {
                 await Task.yield()
-                turns += 1
+                turns.withLock { $0 += 1 }
             }
-            return turns
         }
+        await waitUntil { turns.withLock { $0 } > 0 }  // the spinner holds the thread's turns before the readiness
         _ = write(writeEnd, "x", 1)
         try await waiter.value
         spinner.cancel()
-        #expect(await spinner.value > 0)
+        await spinner.value
     }
 }
