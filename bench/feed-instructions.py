@@ -37,6 +37,11 @@ if not builds or "DATABASE_URL" not in os.environ:
     sys.exit(__doc__)
 env = dict(os.environ, PORT=str(PORT), HOST="127.0.0.1", STREAM_PORT="off", LOG_LEVEL="error",
            RATE_LIMIT_PER_MINUTE="0", SWITCHBOARD_ADMIN_TOKEN=ADMIN)
+# What bench/lib.sh's BENCH_VALGRIND_TUNABLES says, for the same reason: memset and memcpy without `rep stosb`/`rep movsb`,
+# whose every byte valgrind counts as an instruction (libmicrohttpd zeroes a connection's pool after each request).
+VALGRIND_ENV = {"GLIBC_TUNABLES": subprocess.run(
+    ["bash", "-c", f'source "{os.path.dirname(os.path.abspath(__file__))}/lib.sh"; echo "$BENCH_VALGRIND_TUNABLES"'],
+    capture_output=True, text=True, check=True).stdout.strip()}
 work = tempfile.mkdtemp()
 
 
@@ -105,7 +110,8 @@ def total(label, binary, path, count):
     tool = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out] if CACHE else \
         ["--tool=callgrind", "--callgrind-out-file=" + out]
     command = ["valgrind", *tool, binary]
-    server = start(command, C_ENV, ready="/direct") if label == "c" else start(command)
+    server = start(command, dict(C_ENV, **VALGRIND_ENV), ready="/direct") if label == "c" else \
+        start(command, VALGRIND_ENV)
     path = served_path(label, path)
     auth = token if path.startswith("/v1/") else None
     connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
