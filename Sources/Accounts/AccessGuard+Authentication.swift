@@ -75,20 +75,22 @@ extension AccessGuard {
 
     /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
     public static func bearerToken(_ request: Request) throws -> String {
-        guard let header = request.headers["Authorization"] else { throw AuthError.missing }
-        let bytes = header.utf8
-        var index = bytes.startIndex
-        func skipSpaces() { while index != bytes.endIndex && bytes[index] == 32 { index = bytes.index(after: index) } }
-        skipSpaces()
-        for expected in "bearer".utf8 {
-            guard index != bytes.endIndex, bytes[index] | 0x20 == expected else { throw AuthError.malformed }
-            index = bytes.index(after: index)
+        guard var header = request.headers["Authorization"] else { throw AuthError.missing }
+        // Over the header's bytes in place, by offset (every request but the probes presents one).
+        let token = header.withUTF8 { bytes -> String? in
+            var index = 0, end = bytes.count
+            while index < end && bytes[index] == 32 { index += 1 }
+            for expected in "bearer".utf8 {
+                guard index < end, bytes[index] | 0x20 == expected else { return nil }
+                index += 1
+            }
+            guard index < end, bytes[index] == 32 else { return nil }
+            while index < end && bytes[index] == 32 { index += 1 }
+            while end > index && bytes[end - 1] == 32 { end -= 1 }
+            guard index < end else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[index ..< end]), as: UTF8.self)
         }
-        guard index != bytes.endIndex, bytes[index] == 32 else { throw AuthError.malformed }
-        skipSpaces()
-        var end = bytes.endIndex
-        while end != index, bytes[bytes.index(before: end)] == 32 { end = bytes.index(before: end) }
-        guard index != end else { throw AuthError.malformed }
-        return String(header[index ..< end])
+        guard let token else { throw AuthError.malformed }
+        return token
     }
 }

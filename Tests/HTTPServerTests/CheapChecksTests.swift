@@ -3,7 +3,8 @@ import TestSupport
 @testable import HTTPServer
 
 /// Checks done on every request without counting characters or allocating agree with the plain definitions: a length
-/// rule with `String.count`, a media type's prefix with `lowercased().hasPrefix`, a header lookup with a linear scan.
+/// rule with `String.count`, a media type's prefix with `lowercased().hasPrefix`, a header lookup with a linear scan,
+/// the base64url alphabet with the alphabet itself.
 @Suite(.timeLimit(.minutes(2))) struct CheapChecksTests {
     static let pieces = ["", "a", "Z", "é", "e\u{301}", "漢", "👩‍💻", "🇫🇷", " ", "\n", "\r\n", "ß", "İ"]
 
@@ -24,6 +25,14 @@ import TestSupport
                       "APPLICATION/JSONP", "text/plain", "application/j\u{0130}son", "application/jsön", " application/json"] {
             #expect(value.hasPrefixIgnoringASCIICase(lowercased: "application/json") == value.lowercased().hasPrefix("application/json"),
                     "\(value.debugDescription)")
+        }
+    }
+
+    @Test func theBase64URLAlphabetCheckAgreesWithTheAlphabetOnEveryByte() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for byte in UInt8.min ... UInt8.max {
+            #expect(Base64URL.isAlphabet(byte) == alphabet.contains(byte), "byte \(byte)")
+            #expect((Base64URL.decode(String(decoding: [byte, byte], as: UTF8.self)) != nil) == alphabet.contains(byte), "byte \(byte)")
         }
     }
 

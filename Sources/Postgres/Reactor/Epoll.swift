@@ -29,10 +29,13 @@ enum Epoll {
         return epoll_ctl(epollFD, operation, fd, &event)
     }
 
+    /// What a timeout gains so that whole milliseconds round it up (made once: building a `Duration` multiplies).
+    private static let roundUp = Duration.microseconds(999)
+
     /// `epoll_wait` into `events`, which holds `events.count / eventSize` slots; blocks until at least one, or
     /// until `timeout` (rounded up to the millisecond) has passed when given.
     static func wait(_ epollFD: Int32, into events: UnsafeMutableRawBufferPointer, timeout: Duration? = nil) -> Int32 {
-        let milliseconds = timeout.map { Int32(clamping: ($0 + .microseconds(999)).wholeMilliseconds) } ?? -1
+        let milliseconds = timeout.map { Int32(clamping: ($0 + roundUp).wholeMilliseconds) } ?? -1
         return epoll_wait(epollFD, events.baseAddress?.assumingMemoryBound(to: epoll_event.self),
                           Int32(events.count / eventSize), milliseconds)
     }
