@@ -8,6 +8,14 @@ final class Metrics: Sendable {
     struct RouteKey: Hashable {
         let route: String
         let method: String
+
+        /// Lengths and end bytes rather than every byte: the routes are the server's own templates, a few dozen, so
+        /// this tells most apart and equality settles the rest; every request is recorded with it.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(route.utf8.count << 8 | method.utf8.count)
+            hasher.combine(route.utf8.last)
+            hasher.combine(method.utf8.first)
+        }
     }
 
     /// One route and method's requests by status, and their durations.
@@ -39,9 +47,18 @@ final class Metrics: Sendable {
     /// Records one finished request.
     func record(_ entry: AccessLogEntry) {
         let route = entry.route ?? "unmatched"
-        let key = RouteKey(route: route, method: entry.method)
+        let key = RouteKey(route: route, method: Self.methodLabel(entry.method))
         store.withLock { store in
             store.routes[key, default: RouteStats()].record(status: entry.status, duration: entry.duration)
+        }
+    }
+
+    /// The method as a label: a client may send any token as its method, and each would otherwise become a series of
+    /// its own (memory without bound, and a scrape that grows with every request).
+    static func methodLabel(_ method: String) -> String {
+        switch method {
+        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS": method
+        default: "OTHER"
         }
     }
 

@@ -75,6 +75,21 @@ struct OperationsHardeningTests {
         }
     }
 
+    /// Any token may be sent as a method; the metrics count the ones the API knows by name and every other as
+    /// `OTHER`, so invented methods cannot grow the series (or the memory behind them) without bound.
+    @Test func inventedMethodsShareOneSeries() async throws {
+        let app = try await TestApp.start()
+        for n in 0 ..< 40 { _ = try await request(port: app.port, "BREW\(n)", "/no-such-page") }
+        _ = try await request(port: app.port, "GET", "/no-such-page")
+        let text = try await app.metrics().text
+        let series = text.split(separator: "\n").filter { $0.hasPrefix("switchboard_http_requests_total{route=\"unmatched\"") }
+        #expect(!text.contains("BREW"), "\(series)")
+        let other = series.filter { $0.contains(#"method="OTHER""#) }.compactMap { Double($0.split(separator: " ").last ?? "") }
+        #expect(other.reduce(0, +) == 40, "\(series)")
+        #expect(series.contains { $0.contains(#"method="GET""#) }, "\(series)")
+        await app.stop()
+    }
+
     /// Forged cursors name pages that would never be read again; the pages kept in memory stay within their bound
     /// however many distinct keys clients send.
     @Test func theFeedPagesKeptAreBoundedWhateverKeysClientsSend() async throws {
