@@ -16,7 +16,7 @@ public struct Request: Sendable {
     /// The body as it arrives, for a route registered to stream it (see ``Route/streamsBody``); nil otherwise.
     public var bodyStream: RequestBodyStream?
     /// Parameters captured by the matched route template, e.g. `key` for `/v1/feeds/{key}`.
-    public var parameters: [String: String] = [:]
+    public var parameters = RouteParameters()
     /// The matched route template (`/v1/feeds/{key}`), or nil before routing or when no route matched.
     public var route: String?
     /// The request id: the client's `X-Request-ID` when sane, else generated.

@@ -8,7 +8,7 @@ import Glibc
 /// by level.
 final class RouteNode: Sendable {
     enum Match {
-        case found(RouteHandler, parameters: [String: String])
+        case found(RouteHandler, parameters: RouteParameters)
         case methodNotAllowed([String])
         case notFound
     }
@@ -98,7 +98,7 @@ final class RouteNode: Sendable {
     }
 
     private func match(method: String, bytes path: UnsafeBufferPointer<UInt8>) -> Match {
-        var parameters: [String: String] = [:]
+        var parameters = RouteParameters()
         if let handler = find(path, from: 0, &parameters, { $0.handler(for: method) ?? (method == "HEAD" ? $0.handler(for: "GET") : nil) }) {
             return .found(handler, parameters: parameters)
         }
@@ -115,7 +115,7 @@ final class RouteNode: Sendable {
     /// to (empty segments skipped, as `segments(of:)` does) and that `accept` takes; binds the parameters on the way.
     /// Walks the path's UTF-8 bytes in place, from `offset`: no array of segments and no substring per request.
     /// Splitting at the ASCII `/` byte never splits a multi-byte character.
-    private func find<Found>(_ path: UnsafeBufferPointer<UInt8>, from offset: Int, _ parameters: inout [String: String],
+    private func find<Found>(_ path: UnsafeBufferPointer<UInt8>, from offset: Int, _ parameters: inout RouteParameters,
                              _ accept: (RouteNode) -> Found?) -> Found? {
         let slash = UInt8(ascii: "/")
         var start = offset

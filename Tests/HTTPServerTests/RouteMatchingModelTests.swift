@@ -79,7 +79,7 @@ struct RouteMatchingModelTests {
             case .found(let handler, let parameters):
                 let expected = Self.reference(routes, segments, serving)
                 #expect(expected?.0 == handler.template, "\(context)")
-                #expect(expected?.1 == parameters, "\(context)")
+                #expect(expected?.1 == Dictionary(uniqueKeysWithValues: parameters.map { ($0.name, $0.value) }), "\(context)")
             case .methodNotAllowed(let allowed):
                 #expect(Self.reference(routes, segments, serving) == nil, "\(context)")
                 #expect(Self.reference(routes, segments, allowing)?.0 == allowed, "\(context)")
