@@ -51,7 +51,7 @@ struct BatchLoaderTests {
 
     @Test func aBusyLoaderGathersKeysBeforeItsNextBatch() async throws {
         let recorder = RecordingLoad()
-        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1, gather: .seconds(3)) { try await recorder.load($0) }
+        let loader = BatchLoader<String, String>(maxConcurrentBatches: 1, gather: .seconds(10)) { try await recorder.load($0) }
         let first = Task { try await loader.value(for: "first") }
         await waitUntil { recorder.batches.withLock { $0.count } == 1 }
         let early = Task { try await loader.value(for: "early") }

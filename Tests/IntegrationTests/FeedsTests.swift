@@ -210,9 +210,10 @@ struct FeedsEndToEndTests {
 struct FeedsAcrossProcessesTests {
     /// A write acknowledged by A reaches B's cache at once in the normal case (A waits for its own change notice,
     /// B marks the feed stale the moment it reads the notice); under
-    /// CPU contention B can still be a few milliseconds late, so the test bounds the staleness at 250 ms rather than
-    /// claiming B's very next read (which held in most, not all, runs on this 2-core machine).
-    @Test func aWriteThroughOneProcessReachesAnotherWithinMilliseconds() async throws {
+    /// CPU contention B can still be late, so the test bounds the staleness at 2 s rather than claiming B's very next
+    /// read (which held in most, not all, runs on this 2-core machine). B's cache has no time limit (only notices and
+    /// a listener's reconnect drop its pages), so a page that turns fresh within the bound was dropped by the notice.
+    @Test func aWriteThroughOneProcessReachesAnotherByItsNotice() async throws {
         let database = try await TestDatabase.create()
         let replicas = try await database.launchReplicas()
         let (a, b) = (replicas[0], replicas[1])
@@ -227,7 +228,7 @@ struct FeedsAcrossProcessesTests {
             let created = try await call(a.port, "POST", "/v1/feeds/shared/items", apiKey, #"{"title":"round \#(round)"}"#)
             #expect(created.status == 201)
             let start = ContinuousClock.now
-            let fresh = await eventually(timeout: .milliseconds(250)) {
+            let fresh = await eventually(timeout: .seconds(2)) {
                 guard let seen = try? await call(b.port, "GET", "/v1/feeds/shared", apiKey), seen.status == 200 else { return false }
                 let titles = (try? seen.json()["items"] as? [[String: Any]])?.compactMap { $0["title"] as? String } ?? []
                 return titles.first == "round \(round)"

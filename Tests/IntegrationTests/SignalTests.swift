@@ -40,11 +40,12 @@ struct SignalTests {
     enum LaunchError: Error { case exited(String) }
 
     @Test func sigtermCompletesInFlightRequestsThenExitsZero() async throws {
-        let server = try await Self.launch()
+        // A shutdown deadline far beyond the sleeps: the test is about finishing them, not about the deadline.
+        let server = try await Self.launch(extra: ["SHUTDOWN_DEADLINE_SECONDS": "60"])
         // Long enough that all 20 are asleep together even when a loaded machine (ThreadSanitizer) starts them
         // seconds apart: with 1.5 s the first had finished before the last began in one run.
         let inFlight = (0 ..< 20).map { _ in
-            Task { try await request(port: server.port, "GET", "/_test/sleep?ms=4000") }
+            Task { try await request(port: server.port, "GET", "/_test/sleep?ms=8000") }
         }
         // SIGTERM only once all 20 are being answered.
         #expect(await eventually {
@@ -54,7 +55,7 @@ struct SignalTests {
         for task in inFlight {
             let response = try await task.value
             #expect(response.status == 200)
-            #expect(response.text == #"{"slept_ms":4000}"#)
+            #expect(response.text == #"{"slept_ms":8000}"#)
         }
         let log = try await onThread { server.child.readToEnd() }
         let status = try await onThread { server.child.wait() }
