@@ -76,8 +76,9 @@ extension String {
 
     /// Whether the string starts with `prefix`, written in lower case, ignoring ASCII case (without allocating).
     func hasPrefixIgnoringASCIICase(lowercased prefix: StaticString) -> Bool {
-        // Both in place when the string has its bytes (a header's value does): one loop over two buffers.
-        let inPlace = utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+        // Over the bytes in place, by offset: a native string's as they are (`withUTF8` makes any other native first).
+        var text = self
+        return text.withUTF8 { bytes in
             guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
             for index in 0 ..< prefix.utf8CodeUnitCount {
                 let byte = bytes[index]
@@ -85,13 +86,6 @@ extension String {
             }
             return true
         }
-        if let inPlace { return inPlace }
-        var bytes = utf8.makeIterator()
-        for expected in UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount) {
-            guard let byte = bytes.next() else { return false }
-            if ((byte >= 65 && byte <= 90) ? byte | 0x20 : byte) != expected { return false }
-        }
-        return true
     }
 
     /// Whether the two byte strings of equal length are equal ignoring ASCII case.
