@@ -28,7 +28,7 @@ let package = Package(
         // Pure Swift concurrency building blocks: locks, keyed request coordination, the service lifecycle. No I/O.
         .target(name: "Coordination", swiftSettings: strict),
         // libcrypto's functions as Swift values: the one wrapper of CCrypto.
-        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["CCrypto", "Coordination"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Coordination"], swiftSettings: strict),
         // What an uploaded file is, judged by its bytes, and its location metadata removed as it streams. No I/O.
         .target(name: "MediaSafety", swiftSettings: strict),

@@ -1,5 +1,6 @@
 #include "CCrypto.h"
 
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -43,6 +44,38 @@ int sb_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, s
     const unsigned char *result = HMAC(EVP_sha256(), key_length == 0 ? empty : key, (int)key_length,
                                        length == 0 ? empty : data, length, mac, &written);
     return result != NULL && written == 32;
+}
+
+void *sb_hmac_sha256_key_new(const uint8_t *key, size_t key_length) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (mac == NULL) return NULL;
+    EVP_MAC_CTX *context = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac); // the context holds its own reference
+    if (context == NULL) return NULL;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+    if (EVP_MAC_init(context, key_length == 0 ? empty : key, key_length, params) != 1) {
+        EVP_MAC_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+
+void *sb_hmac_sha256_key_copy(void *key) {
+    return EVP_MAC_CTX_dup((EVP_MAC_CTX *)key);
+}
+
+int sb_hmac_sha256_keyed(void *key, const uint8_t *data, size_t length, uint8_t mac[32]) {
+    EVP_MAC_CTX *context = (EVP_MAC_CTX *)key;
+    size_t written = 0;
+    // Initialised without a key, an HMAC context starts over with the key it has: its pads are not hashed again.
+    return EVP_MAC_init(context, NULL, 0, NULL) == 1
+        && EVP_MAC_update(context, length == 0 ? empty : data, length) == 1
+        && EVP_MAC_final(context, mac, &written, 32) == 1 && written == 32;
+}
+
+void sb_hmac_sha256_key_free(void *key) {
+    EVP_MAC_CTX_free((EVP_MAC_CTX *)key);
 }
 
 // AES-256-GCM through libcrypto's EVP interface: one context per call (a few hundred nanoseconds), so no state is

@@ -1,3 +1,4 @@
+import Coordination
 import Crypto
 import Foundation
 
@@ -40,9 +41,27 @@ public struct WebhookSecret: Sendable, Hashable {
 public enum WebhookSignature {
     /// The `webhook-signature` header value for `body` sent as message `id` at `timestamp` (Unix seconds).
     public static func header(id: String, timestamp: Int64, body: [UInt8], secrets: [WebhookSecret]) -> String {
-        let signed = Array("\(id).\(timestamp).".utf8) + body
-        return secrets.map { secret in
-            "v1," + Data(HMACSHA256.authenticationCode(for: signed, key: secret.key)).base64EncodedString()
-        }.joined(separator: " ")
+        var signed = Array("\(id).\(timestamp).".utf8)
+        signed.append(contentsOf: body)
+        return signed.withUnsafeBytes { signed in
+            secrets.map { secret in
+                "v1," + Data(readyKey(for: secret).authenticationCode(for: signed)).base64EncodedString()
+            }.joined(separator: " ")
+        }
+    }
+
+    /// The most secrets whose ready keys are kept (the least recently used go first).
+    static let readyKeyLimit = 1024
+
+    /// Guards the ready keys of the secrets that signed lately, by key: an endpoint's secret signs each of its
+    /// deliveries, and a ready key spares each of them libcrypto's set-up and the hashing of the key.
+    private static let readyKeys = Locked(LRUCache<[UInt8], HMACSHA256Key>(capacity: readyKeyLimit))
+
+    /// `secret`'s ready key, made on first use.
+    static func readyKey(for secret: WebhookSecret) -> HMACSHA256Key {
+        if let ready = readyKeys.withLock({ $0.value(for: secret.key) }) { return ready }
+        let ready = HMACSHA256Key(secret.key)
+        readyKeys.withLock { $0.insert(ready, for: secret.key, expiry: nil) }
+        return ready
     }
 }

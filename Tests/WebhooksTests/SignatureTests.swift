@@ -74,6 +74,24 @@ struct SignatureTests {
                 + WebhookSignature.header(id: "msg_1", timestamp: 1, body: body, secrets: [old]))
     }
 
+    /// More secrets than ready keys are kept, each signing twice in an order that evicts some between their two uses:
+    /// every header is the one computed from the secret's key directly, and a secret signing again soon reuses its
+    /// ready key.
+    @Test func headersHoldAcrossTheReadyKeysLimit() {
+        var random = SplitMix64(seed: 5)
+        let secrets = (0 ..< WebhookSignature.readyKeyLimit + 200).map { _ in
+            WebhookSecret(key: (0 ..< 32).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        }
+        let body = Array(#"{"type":"message.created"}"#.utf8)
+        for index in Array(secrets.indices) + secrets.indices.shuffled(using: &random) {
+            let secret = secrets[index]
+            let expected = "v1," + Data(HMACSHA256.authenticationCode(for: Array("msg_\(index).7.".utf8) + body,
+                                                                      key: secret.key)).base64EncodedString()
+            #expect(WebhookSignature.header(id: "msg_\(index)", timestamp: 7, body: body, secrets: [secret]) == expected)
+        }
+        #expect(WebhookSignature.readyKey(for: secrets[0]) === WebhookSignature.readyKey(for: secrets[0]))
+    }
+
     @Test func secretsRoundTripAndWebhookIDsParse() throws {
         let secret = WebhookSecret.generate()
         #expect(secret.text.hasPrefix("whsec_"))

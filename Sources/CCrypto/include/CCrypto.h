@@ -22,6 +22,18 @@ void sb_sha256_free(void *context);
 /// Returns 1 on success, 0 when libcrypto failed.
 int sb_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, size_t length, uint8_t mac[32]);
 
+/// An HMAC-SHA256 key made ready (an EVP_MAC_CTX with the key's pads hashed once), or NULL when libcrypto failed.
+/// `key` may be NULL when `key_length` is 0. Free it with `sb_hmac_sha256_key_free`.
+void *sb_hmac_sha256_key_new(const uint8_t *key, size_t key_length);
+/// A copy of a ready key (NULL when libcrypto failed): one context computes one code at a time, so each thread that
+/// signs at the same moment needs its own. Copying only reads `key`.
+void *sb_hmac_sha256_key_copy(void *key);
+/// Writes the 32-byte HMAC-SHA256 of `data` under the ready key to `mac`; the context may be used again afterwards.
+/// Returns 1 on success, 0 when libcrypto failed.
+int sb_hmac_sha256_keyed(void *key, const uint8_t *data, size_t length, uint8_t mac[32]);
+/// Frees a ready key or a copy of one.
+void sb_hmac_sha256_key_free(void *key);
+
 /// AES-256-GCM: encrypts `length` bytes of `plain` into `sealed` (the same length) under `key` and the 12-byte
 /// `nonce` (never reuse one with the same key), authenticating `aad` too, and writes the 16-byte tag. Returns 1 on
 /// success, 0 when libcrypto failed.

@@ -33,18 +33,52 @@ final class PostgresResult {
         String(cString: PQcmdStatus(pointer))
     }
 
-    /// The index of the column named `name` (libpq folds unquoted names to lower case), or `nil`.
+    /// The names looked up so far and what each found, in the order of their first lookups, for a result of more
+    /// than one row: its rows are decoded field by field in the same order row after row, so the entry after the
+    /// last one used is nearly always the one wanted, and a name is compared with the columns' once per result, not
+    /// once per row. (Only the task that ran the query decodes its rows: see the type's comment.)
+    @exclusivity(unchecked) private var lookups: [(name: String, index: Int32?)] = []
+    /// The entry of `lookups` to try first.
+    @exclusivity(unchecked) private var nextLookup = 0
+
+    /// The index of the column named `name` (libpq folds unquoted names to lower case), or `nil`; the first such
+    /// column when several have the name, as `PQfnumber` answers.
     @usableFromInline
     func columnIndex(_ name: String) -> Int32? {
-        // A plain lower-case name (what this service's code asks for) is compared with each column's as it is: what
-        // `PQfnumber` ends up doing, after it copies the name with a malloc and folds its case, for every lookup.
-        if name.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }) {
-            let count = Int32(columnCount)
-            return name.withCString { wanted in
-                for index in 0 ..< count where strcmp(PQfname(pointer, index), wanted) == 0 { return index }
-                return nil
-            }
+        guard rowCount > 1 else { return firstColumn(named: name) }
+        if nextLookup < lookups.count, lookups[nextLookup].name == name {
+            nextLookup += 1
+            return lookups[nextLookup - 1].index
         }
+        if let known = lookups.firstIndex(where: { $0.name == name }) {
+            nextLookup = known + 1
+            return lookups[known].index
+        }
+        let index = firstColumn(named: name)
+        lookups.append((name, index))
+        nextLookup = lookups.count
+        return index
+    }
+
+    /// The first column named `name`, looked for among them all.
+    private func firstColumn(named name: String) -> Int32? {
+        var name = name
+        let count = Int32(columnCount)
+        let found = name.withUTF8 { wanted -> Int32?? in
+            // A plain lower-case name (what this service's code asks for) is compared with each column's as it is:
+            // what `PQfnumber` ends up doing, after it copies the name with a malloc and folds its case, every time.
+            for byte in wanted where !((byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 95) {
+                return .none
+            }
+            for index in 0 ..< count {
+                if let column = PQfname(pointer, index), strlen(column) == wanted.count,
+                   wanted.isEmpty || memcmp(column, wanted.baseAddress!, wanted.count) == 0 {
+                    return .some(index)
+                }
+            }
+            return .some(nil)
+        }
+        if case .some(let index) = found { return index }
         let index = PQfnumber(pointer, name)
         return index >= 0 ? index : nil
     }
