@@ -78,6 +78,10 @@ void *sb_curl_engine_new(void) {
     if (!e) return NULL;
     e->multi = curl_multi_init();
     if (!e->multi) { free(e); return NULL; }
+    // Left to itself, the multi handle keeps four idle connections per transfer in flight at the moment: as a burst
+    // thinned out, it closed connections that the next burst opened again (a new connection every 30 deliveries to one
+    // receiver, a burst of 16 at a time). A fixed size keeps them; idle ones still close after libcurl's maximum age.
+    curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, 64L);
     return e;
 }
 

@@ -5,7 +5,8 @@ extension WebhookDelivery {
     func attempt(_ message: ClaimedMessage, token: UUID) async {
         let startedAt = Date()
         let result = await send(message, at: startedAt)
-        let jitter = Double.random(in: -1 ... 1)
+        // Only a retry is spread: a delivered attempt draws no random number (each draw is a `getrandom` call).
+        let jitter = result.outcome == .delivered ? 0 : Double.random(in: -1 ... 1)
         let plan = schedule {
             $0.attemptAnswered(result.outcome, attempt: message.attempt, retryAfter: result.retryAfterSeconds, jitter: jitter)
         }
