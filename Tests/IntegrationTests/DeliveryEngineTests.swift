@@ -62,6 +62,34 @@ struct DeliveryEngineTests {
         #expect(await eventually { !engine.isRunning })
     }
 
+    /// Bursts of 16 POSTs, each followed by a single one (as a burst thins out), go over the connections the first
+    /// burst opened: the engine keeps them while fewer POSTs are in flight, instead of closing all but four per POST
+    /// in flight and opening them again for the next burst.
+    @Test func connectionsOutliveABurstThinningOut() async throws {
+        let receiver = try await WebhookReceiver.start()
+        defer { receiver.stop() }
+        let engine = DeliveryEngine()
+        defer { engine.stop() }
+        let finished = Locked(0)
+        func post(_ n: Int) {
+            engine.start(DeliveryEngine.Post(
+                url: receiver.url("/kept"), resolve: nil, headers: ["Content-Type: application/json"],
+                body: Array(#"{"n":\#(n)}"#.utf8), timeoutMilliseconds: 10_000) { _ in finished.withLock { $0 += 1 } })
+        }
+        var sent = 0
+        for _ in 0 ..< 5 {
+            for _ in 0 ..< 16 { post(sent); sent += 1 }
+            #expect(await eventually(timeout: .seconds(20)) { finished.withLock { $0 } == sent })
+            post(sent)
+            sent += 1
+            #expect(await eventually(timeout: .seconds(20)) { finished.withLock { $0 } == sent })
+        }
+        let deliveries = try await receiver.deliveries(to: "/kept")
+        #expect(deliveries.count == sent)
+        let connections = Set(deliveries.map(\.peerPort)).count
+        #expect(connections <= 16, "\(connections) connections for \(sent) POSTs, at most 16 at once")
+    }
+
     /// curl's outcome maps to the attempt log's: a 2xx delivered, 410 gone, other answers an HTTP error with their
     /// `Retry-After`, curl's timeout a timeout, any other failure a network error with curl's message.
     @Test func curlsOutcomesMapToTheAttemptLogs() {

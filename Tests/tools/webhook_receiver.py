@@ -73,7 +73,7 @@ class Handler(BaseHTTPRequestHandler):
                                "webhook_signature": headers.get("webhook-signature"),
                                "content_type": headers.get("content-type"), "verified_with": verified,
                                "payload": payload, "body": body.decode("utf-8", "replace"), "mode": mode,
-                               "received_at": time.time()})
+                               "received_at": time.time(), "peer_port": self.client_address[1]})
         if mode == "hang":
             time.sleep(60)
             return self.reply(200)

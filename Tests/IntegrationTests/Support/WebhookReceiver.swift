@@ -20,6 +20,8 @@ final class WebhookReceiver: Sendable {
         let payload: [String: Any]
         let body: String
         let receivedAt: Double
+        /// The sender's port: deliveries with the same one came over the same connection.
+        let peerPort: Int
         var type: String { payload["type"] as? String ?? "" }
         var data: [String: Any] { payload["data"] as? [String: Any] ?? [:] }
     }
@@ -74,7 +76,8 @@ final class WebhookReceiver: Sendable {
                      timestamp: item["webhook_timestamp"] as? String ?? "",
                      signature: item["webhook_signature"] as? String ?? "",
                      verifiedWith: item["verified_with"] as? [Int] ?? [], payload: item["payload"] as? [String: Any] ?? [:],
-                     body: item["body"] as? String ?? "", receivedAt: item["received_at"] as? Double ?? 0)
+                     body: item["body"] as? String ?? "", receivedAt: item["received_at"] as? Double ?? 0,
+                     peerPort: item["peer_port"] as? Int ?? 0)
         }.filter { path == nil || $0.path == path }
     }
 
