@@ -9,7 +9,12 @@ import Foundation
 /// concurrency as many threads; here POSTs handed in together start with one wake-up of this thread, and the POSTs
 /// that finish together are reported in one pass. The thread starts with the first POST and ends when told to
 /// ``stop()`` once it has nothing in flight (a later POST starts it again).
-final class DeliveryEngine: @unchecked Sendable {
+///
+/// It is also a `TaskExecutor`: an attempt's task that prefers it signs, starts its POST and takes the answer on this
+/// thread. A finished POST then resumes its attempt where curl reported it, with no hand-off to the global executor's
+/// threads and back (a futex wake and a context switch for each delivery, the larger part of what the kernel spent on
+/// one), and a POST started from the thread needs no wake-up of it.
+final class DeliveryEngine: TaskExecutor, @unchecked Sendable {
     // Safe to share: `engine` is used only on the engine's thread (one at a time: a new one starts only after the
     // last has said, under the `inbox` lock, that it is ending), except `sb_curl_engine_wakeup`, which libcurl makes
     // safe from any thread (`curl_multi_wakeup`), and `deinit`, which runs once no thread holds this object. All
@@ -29,12 +34,19 @@ final class DeliveryEngine: @unchecked Sendable {
 
     private struct Inbox {
         var posts: [Post] = []
+        /// Jobs of tasks that prefer this executor, to run on the thread in order.
+        var jobs: [UnownedJob] = []
         /// Whether a thread is running (it sets this to false, under the lock, as it decides to end).
         var running = false
+        /// The running thread, which hands itself work without waking itself.
+        var thread: pthread_t?
         var stopRequested = false
+        /// Whether the thread has work it has not taken yet (the first piece of work handed in wakes it).
+        var hasWork: Bool { !posts.isEmpty || !jobs.isEmpty }
     }
 
-    /// Guards the POSTs handed in and not yet taken by the thread, whether the thread runs, and a request to stop.
+    /// Guards the POSTs and jobs handed in and not yet taken by the thread, whether (and which) thread runs, and a
+    /// request to stop.
     private let inbox = Locked(Inbox())
     private let engine: UnsafeMutableRawPointer?
     /// Most finished POSTs read from curl in one pass.
@@ -47,13 +59,27 @@ final class DeliveryEngine: @unchecked Sendable {
 
     /// Starts `post`; its `finished` is called exactly once, when it ends (or at once, when it cannot start).
     func start(_ post: Post) {
+        hand { $0.posts.append(post) }
+    }
+
+    /// Takes a job of a task that prefers this executor: the thread runs it before it next waits for its sockets.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        hand { $0.jobs.append(job) }
+    }
+
+    /// Adds work with `add`, then wakes the thread if it may be waiting for its sockets, or starts it if none runs.
+    private func hand(_ add: (inout Inbox) -> Void) {
         let startThread = inbox.withLock { inbox -> Bool in
-            inbox.posts.append(post)
+            // One wake-up for the work handed in before the thread takes it (it takes it all at once), none from the
+            // thread itself (it takes the work before it waits again). Under the lock: the thread cannot be ending.
+            let wasIdle = !inbox.hasWork
+            add(&inbox)
             inbox.stopRequested = false
             if inbox.running {
-                // One wake-up for the POSTs handed in before the thread takes them (it takes them all at once). Under
-                // the lock: the thread cannot be ending meanwhile.
-                if inbox.posts.count == 1 { sb_curl_engine_wakeup(engine) }
+                if wasIdle, let thread = inbox.thread, pthread_equal(thread, pthread_self()) == 0 {
+                    sb_curl_engine_wakeup(engine)
+                }
                 return false
             }
             inbox.running = true
@@ -75,27 +101,36 @@ final class DeliveryEngine: @unchecked Sendable {
     var isRunning: Bool { inbox.withLock { $0.running } }
 
     private func serve() {
+        inbox.withLock { $0.thread = pthread_self() }
         var inFlight: [UInt64: @Sendable (sb_http_result) -> Void] = [:]
         var nextTag: UInt64 = 0
         var done = [sb_curl_done](repeating: sb_curl_done(), count: DeliveryEngine.passCapacity)
+        let executor = asUnownedTaskExecutor()
         while true {
-            let posts = inbox.withLock { inbox -> [Post]? in
-                if inbox.posts.isEmpty, inFlight.isEmpty, inbox.stopRequested {
+            let work = inbox.withLock { inbox -> (posts: [Post], jobs: [UnownedJob])? in
+                if !inbox.hasWork, inFlight.isEmpty, inbox.stopRequested {
                     inbox.running = false
                     inbox.stopRequested = false
+                    inbox.thread = nil
                     return nil
                 }
-                defer { inbox.posts.removeAll(keepingCapacity: true) }
-                return inbox.posts
+                defer {
+                    inbox.posts.removeAll(keepingCapacity: true)
+                    inbox.jobs.removeAll(keepingCapacity: true)
+                }
+                return (inbox.posts, inbox.jobs)
             }
-            guard let posts else { return }
-            for post in posts {
+            guard let work else { return }
+            for job in work.jobs { job.runSynchronously(on: executor) }
+            for post in work.posts {
                 nextTag &+= 1
                 let code = add(post, tag: nextTag)
                 if code == 0 { inFlight[nextTag] = post.finished } else { post.finished(Self.notStarted(code)) }
             }
+            // Work the jobs handed in (a POST an attempt started) is taken at once, without waiting for the sockets.
+            let waitMilliseconds: Int32 = inbox.withLock { $0.hasWork } ? 0 : 1000
             let count = done.withUnsafeMutableBufferPointer { buffer in
-                Int(sb_curl_engine_run(engine, 1000, buffer.baseAddress, Int32(buffer.count)))
+                Int(sb_curl_engine_run(engine, waitMilliseconds, buffer.baseAddress, Int32(buffer.count)))
             }
             for finished in done.prefix(count) {
                 inFlight.removeValue(forKey: finished.tag)?(finished.result)

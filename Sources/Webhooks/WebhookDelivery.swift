@@ -149,7 +149,8 @@ public final class WebhookDelivery: Service {
                     pivot = QueueKey.pivot(after: pivot, claimed: claimed.map(\.queue))
                     action = schedule { $0.claimed(claimed.count, at: .now) }
                     for message in claimed {
-                        group.addTask { [self] in
+                        // On the engine's thread, where its POST runs and its answer arrives.
+                        group.addTask(executorPreference: engine) { [self] in
                             await attempt(message, token: token)
                             wake(schedule { $0.attemptFinished() })
                         }

@@ -90,6 +90,44 @@ struct DeliveryEngineTests {
         #expect(connections <= 16, "\(connections) connections for \(sent) POSTs, at most 16 at once")
     }
 
+    /// A task that prefers the engine runs on its thread: it starts its POSTs there and takes their answers there,
+    /// many at once, each exactly once; after the thread ended, the task's next step starts it again.
+    @Test func tasksThatPreferTheEngineRunOnItsThread() async throws {
+        let receiver = try await WebhookReceiver.start()
+        defer { receiver.stop() }
+        let engine = DeliveryEngine()
+        defer { engine.stop() }
+        // The thread's name as the kernel keeps it: its first 15 bytes.
+        func onEngine() -> Bool { Thread.current.name == String("webhook-delivery".prefix(15)) }
+        func post(_ n: Int) async -> Int {
+            await withCheckedContinuation { continuation in
+                engine.start(DeliveryEngine.Post(
+                    url: receiver.url("/engine"), resolve: nil, headers: ["Content-Type: application/json"],
+                    body: Array(#"{"n":\#(n)}"#.utf8), timeoutMilliseconds: 10_000) { continuation.resume(returning: $0.status) })
+            }
+        }
+        let seen = await withTaskGroup(of: (Int, [Bool]).self) { group in
+            for n in 0 ..< 20 {
+                group.addTask(executorPreference: engine) {
+                    let before = onEngine()
+                    let status = await post(n)
+                    return (status, [before, onEngine()])
+                }
+            }
+            var seen: [(Int, [Bool])] = []
+            for await outcome in group { seen.append(outcome) }
+            return seen
+        }
+        #expect(seen.count == 20 && seen.allSatisfy { $0.0 == 200 })
+        #expect(seen.allSatisfy { $0.1 == [true, true] }, "\(seen.map(\.1))")
+        #expect(try await receiver.deliveries(to: "/engine").count == 20)
+
+        engine.stop()
+        #expect(await eventually { !engine.isRunning })
+        let again = await Task(executorPreference: engine) { (await post(20), onEngine()) }.value
+        #expect(again == (200, true))
+    }
+
     /// curl's outcome maps to the attempt log's: a 2xx delivered, 410 gone, other answers an HTTP error with their
     /// `Retry-After`, curl's timeout a timeout, any other failure a network error with curl's message.
     @Test func curlsOutcomesMapToTheAttemptLogs() {
