@@ -2,6 +2,7 @@ import Accounts
 import Coordination
 import Foundation
 import HTTPServer
+import Postgres
 
 extension WebhookOutbox {
     /// The batch as the record statement reads it (`jsonb_to_recordset`): one object per attempt, written straight
@@ -14,29 +15,29 @@ extension WebhookOutbox {
             if index > 0 { json.raw(",") }
             let (message, result) = (record.message, record.result)
             json.raw(#"{"attempt_id":"#)
-            json.string(RandomUUID.make().lowercased)
+            json.uuid(RandomUUID.make())
             json.raw(#","message_id":"#)
-            json.string(message.id.lowercased)
+            json.uuid(message.id)
             json.raw(#","endpoint_id":"#)
-            json.string(message.endpointID.lowercased)
+            json.uuid(message.endpointID)
             json.raw(#","interaction_id":"#)
-            json.string(message.interactionID.lowercased)
+            json.uuid(message.interactionID)
             json.raw(#","event_seq":"#)
-            json.raw(contentsOf: String(message.eventSeq))
+            json.integer(message.eventSeq)
             json.raw(#","attempt":"#)
-            json.raw(contentsOf: String(message.attempt))
+            json.integer(Int64(message.attempt))
             json.raw(#","outcome":"#)
             json.string(result.outcome.rawValue)
             json.raw(#","response_status":"#)
-            json.raw(contentsOf: result.status.map { String($0) } ?? "null")
+            if let status = result.status { json.integer(Int64(status)) } else { json.raw("null") }
             json.raw(#","latency_ms":"#)
-            json.raw(contentsOf: String(result.latency.wholeMilliseconds))
+            json.integer(Int64(result.latency.wholeMilliseconds))
             json.raw(#","error":"#)
             json.stringOrNull(result.error)
             json.raw(#","attempted_at":"#)
             json.timestamp(microsecondsSince1970: Int64((record.startedAt.timeIntervalSince1970 * 1_000_000).rounded()))
             json.raw(#","token":"#)
-            json.string(record.token.lowercased)
+            json.uuid(record.token)
             json.raw(#","status":"#)
             json.string(record.disposition.status)
             json.raw(#","retry_in":"#)
@@ -45,5 +46,12 @@ extension WebhookOutbox {
         }
         json.raw("]")
         return json.bytes
+    }
+}
+
+extension JSONBytes {
+    /// Appends `uuid`'s lower-case hyphenated form as a JSON string (it needs no escape).
+    mutating func uuid(_ uuid: UUID) {
+        UUIDText.withText(uuid) { quoted($0) }
     }
 }

@@ -16,6 +16,13 @@ public enum UUIDText {
         bytes.withUnsafeMutableBufferPointer { _ = write(uuid, into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
     }
 
+    /// Calls `body` with the lower-case hyphenated form of `uuid`, written on the stack: no string, no allocation.
+    public static func withText<R>(_ uuid: UUID, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer in
+            body(UnsafeBufferPointer(rebasing: buffer[..<write(uuid, into: buffer)]))
+        }
+    }
+
     /// Writes the 36 bytes of the form into `out`; returns 36.
     private static func write(_ uuid: UUID, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid.uuid) { bytes in
