@@ -94,8 +94,12 @@ public struct WebhookAttempt: Sendable, Encodable, Equatable {
 public enum WebhookID {
     /// The `webhook-id` of message `id`.
     public static func text(_ id: UUID) -> String {
-        // From the bytes: removing the hyphens with `replacingOccurrences` went through NSString, 6 % of a delivery's CPU.
-        "msg_" + withUnsafeBytes(of: id.uuid) { Base16.encode($0) }
+        // From the bytes, into the string's storage: removing the hyphens with `replacingOccurrences` went through
+        // NSString, 6 % of a delivery's CPU.
+        String(unsafeUninitializedCapacity: 36) { out in
+            for (index, byte) in "msg_".utf8.enumerated() { out[index] = byte }
+            return 4 + withUnsafeBytes(of: id.uuid) { Base16.write($0, into: UnsafeMutableBufferPointer(rebasing: out[4...])) }
+        }
     }
 
     /// The message id of a `webhook-id`; nil when it is not one.

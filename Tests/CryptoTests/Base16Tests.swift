@@ -14,5 +14,8 @@ struct Base16Tests {
             #expect(UInt8(all[start ..< all.index(start, offsetBy: 2)], radix: 16) == UInt8(byte))
         }
         #expect(all == all.lowercased())
+        // Bytes that are not contiguous storage, and raw bytes, give the same text.
+        #expect(Base16.encode((0 ... 255).lazy.map { UInt8($0) }) == all)
+        #expect((0 ... 255).map { UInt8($0) }.withUnsafeBytes { Base16.encode($0) } == all)
     }
 }

@@ -101,6 +101,7 @@ struct SignatureTests {
         let id = UUID()
         #expect(WebhookID.message(WebhookID.text(id)) == id)
         #expect(WebhookID.text(id).count == 36)
+        #expect(WebhookID.text(id) == "msg_" + id.uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
         #expect(WebhookID.message("msg_XYZ") == nil)
         #expect(WebhookID.message(WebhookID.text(id).uppercased()) == nil)
     }
