@@ -57,4 +57,31 @@ struct SessionControlTests {
         await other.stopKeepingDatabase()
         await app.stop()
     }
+
+    /// A revocation whose notice this replica never heard (revoked by hand here, as if its notice had been sent while
+    /// the listener was away) stops being served from the token cache once the listener reconnects: the reconnection
+    /// forgets cached tokens, so no stream can open with the revoked one after the check of live streams' sessions.
+    /// Checked well within the 5 s a cached token lasts, so only the reconnection can have made it 401.
+    @Test func aReconnectionForgetsCachedTokensWhoseRevocationItMayHaveMissed() async throws {
+        let app = try await TestApp.start()
+        let tenant = try await app.createTenant()
+        let token = try await app.createSession(apiKey: tenant.apiKey, user: "alice", role: "customer")
+        #expect(try await app.call("GET", "/v1/sessions/current", token: token).status == 200)
+        let cachedAt = ContinuousClock.now
+        _ = try await app.database.query(
+            "UPDATE sessions SET revoked_at = now() WHERE token_hash = sha256(convert_to($1, 'UTF8'))", [token])
+        #expect(try await app.call("GET", "/v1/sessions/current", token: token).status == 200, "served from the cache")
+        let killed = try await app.database.query("""
+            SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'switchboard-listener'
+            """)
+        #expect(try killed[0].decode("n", as: Int64.self) == 1)
+        var refused = false
+        while !refused, ContinuousClock.now < cachedAt + .milliseconds(4500) {
+            refused = try await app.call("GET", "/v1/sessions/current", token: token).status == 401
+            if !refused { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(refused, "the revoked token was still served from the cache after the listener reconnected")
+        await app.stop()
+    }
 }

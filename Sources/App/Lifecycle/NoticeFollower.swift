@@ -43,8 +43,10 @@ struct NoticeFollower: Service {
         let logger = logger
         let listener = listener
         // After a reconnect, live streams' sessions are checked in one query, for revocations whose notices were
-        // missed while the listener was away.
+        // missed while the listener was away. The token cache goes first: it may hold a token revoked meanwhile (its
+        // notice would have dropped it), and a stream opened with it after the check would outlive the revocation.
         let endMissedRevocations: @Sendable () async -> Void = {
+            await tokens.forgetAll()
             do {
                 let live = Array(Set(interactions.sessionsWithStreams + inbox.sessionsWithStreams))
                 for session in try await accounts.endedSessions(among: live) {
