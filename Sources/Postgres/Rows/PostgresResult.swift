@@ -62,24 +62,21 @@ final class PostgresResult {
 
     /// The first column named `name`, looked for among them all.
     private func firstColumn(named name: String) -> Int32? {
-        var name = name
-        let count = Int32(columnCount)
-        let found = name.withUTF8 { wanted -> Int32?? in
+        var text = name
+        let index = text.withUTF8 { wanted -> Int32 in
             // A plain lower-case name (what this service's code asks for) is compared with each column's as it is:
             // what `PQfnumber` ends up doing, after it copies the name with a malloc and folds its case, every time.
-            for byte in wanted where !((byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 95) {
-                return .none
+            guard wanted.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }) else {
+                return PQfnumber(pointer, name)
             }
-            for index in 0 ..< count {
+            for index in 0 ..< Int32(columnCount) {
                 if let column = PQfname(pointer, index), strlen(column) == wanted.count,
                    wanted.isEmpty || memcmp(column, wanted.baseAddress!, wanted.count) == 0 {
-                    return .some(index)
+                    return index
                 }
             }
-            return .some(nil)
+            return -1 // as `PQfnumber` says "none"
         }
-        if case .some(let index) = found { return index }
-        let index = PQfnumber(pointer, name)
         return index >= 0 ? index : nil
     }
 
