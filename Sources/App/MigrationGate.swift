@@ -11,7 +11,8 @@ struct MigrationGate: Middleware {
     }
 
     private func isClosed(to request: Request) -> Bool {
-        request.path.hasPrefix("/v1/") && !readiness.isMigrated
+        // The flag first: once migrated (nearly always), no request's path is read.
+        !readiness.isMigrated && request.path.hasPrefix("/v1/")
     }
 
     private static let notReady = Problem.serviceUnavailable("The database is not ready yet; retry shortly.",

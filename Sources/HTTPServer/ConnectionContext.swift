@@ -78,10 +78,7 @@ final class ConnectionContext: @unchecked Sendable {
 
     /// Takes the response waiting to be queued, on the libmicrohttpd thread.
     func takePendingResponse() -> Response? {
-        state.withLock { state in
-            defer { state.pendingResponse = nil }
-            return state.pendingResponse
-        }
+        state.withLock { $0.pendingResponse.take() }
     }
 
     /// The client went away while the request was suspended, or during a stream: cancel its task (a stream's
@@ -109,8 +106,9 @@ final class ConnectionContext: @unchecked Sendable {
         let (task, writer, reader) = state.withLock { state in
             state.closed = true
             unwatchLocked(&state)
-            defer { state.writerWaiting = nil }
-            return (state.requestCancellation(), state.writerWaiting, state.takeBodyWaiter())
+            // Moved out, not copied and then cleared: most requests have neither waiter, yet each copy of an optional
+            // continuation went through its type's witnesses.
+            return (state.requestCancellation(), state.writerWaiting.take(), state.takeBodyWaiter())
         }
         writer?.resume(throwing: CancellationError())
         reader?.resume(throwing: CancellationError())

@@ -88,7 +88,6 @@ extension ConnectionState {
 
     /// Takes the waiting reader, to resume with an error or the end.
     mutating func takeBodyWaiter() -> CheckedContinuation<[UInt8]?, any Error>? {
-        defer { body?.waiter = nil }
-        return body?.waiter
+        body?.waiter.take()
     }
 }

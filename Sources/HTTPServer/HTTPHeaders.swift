@@ -5,7 +5,19 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// One field: its name, in the case it was given, and its value.
     public typealias Element = (name: String, value: String)
 
-    @usableFromInline var fields: [Element]
+    /// One stored field. A struct, not the `Element` tuple: an array of tuples is destroyed through the runtime's
+    /// generic tuple code, field by field through metadata, and every request and response drops at least one list.
+    @usableFromInline struct Field: Sendable {
+        @usableFromInline var name: String
+        @usableFromInline var value: String
+
+        @inlinable init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    @usableFromInline var fields: [Field]
 
     /// An empty header list.
     public init() { fields = [] }
@@ -15,7 +27,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields = []
         // One more for the field a response usually gains on its way out (its request id).
         fields.reserveCapacity(elements.count + 1)
-        for (name, value) in elements { fields.append((name: name, value: value)) }
+        for (name, value) in elements { fields.append(Field(name: name, value: value)) }
     }
 
     /// Makes room for `count` fields in all.
@@ -42,7 +54,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Appends a field, keeping any existing one of the same name.
     public mutating func add(_ name: String, _ value: String) {
-        fields.append((name: name, value: value))
+        fields.append(Field(name: name, value: value))
     }
 
     /// Replaces every field of that name with a single one.
@@ -51,13 +63,26 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
         }
-        fields.append((name: name, value: value))
+        fields.append(Field(name: name, value: value))
     }
 
     /// How many fields there are, counting each repetition of a name.
     public var count: Int { fields.count }
 
-    public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
+    public func makeIterator() -> Iterator { Iterator(fields: fields.makeIterator()) }
+
+    /// Hands out the fields in order, as `Element` tuples.
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var fields: IndexingIterator<[Field]>
+
+        @inlinable init(fields: IndexingIterator<[Field]>) {
+            self.fields = fields
+        }
+
+        @inlinable public mutating func next() -> Element? {
+            fields.next().map { (name: $0.name, value: $0.value) }
+        }
+    }
 }
 
 extension String {
