@@ -10,7 +10,9 @@ extension PostgresRows {
     /// The column named `name` (matched as `PostgresRow.decode(_:as:)` matches names); throws a `.decoding` error
     /// naming it when the result has no such column.
     public func column(_ name: String) throws(PostgresError) -> PostgresColumn {
-        guard let index = result.columnIndex(name) else {
+        // Resolved once for the whole result by its caller, so not remembered: a page's reads of seven names
+        // paid more for the memo's growth and comparisons than the lookups cost.
+        guard let index = result.firstColumn(named: name) else {
             throw PostgresError(.decoding, "no column named \"\(name)\" in the result", column: name)
         }
         return PostgresColumn(index: index, name: name)

@@ -55,13 +55,16 @@ final class PostgresResult {
             return lookups[known].index
         }
         let index = firstColumn(named: name)
+        // Room for every column at once: growing one entry at a time cost four reallocations per result.
+        if lookups.isEmpty { lookups.reserveCapacity(columnCount) }
         lookups.append((name, index))
         nextLookup = lookups.count
         return index
     }
 
-    /// The first column named `name`, looked for among them all.
-    private func firstColumn(named name: String) -> Int32? {
+    /// The first column named `name`, looked for among them all: for a name looked up once per result, with nothing
+    /// remembered (``PostgresRows/column(_:)``).
+    func firstColumn(named name: String) -> Int32? {
         var text = name
         let index = text.withUTF8 { wanted -> Int32 in
             // A plain lower-case name (what this service's code asks for) is compared with each column's as it is:
