@@ -42,11 +42,15 @@ public struct FeedRoutes: Sendable {
     }
 
     static func response(_ page: FeedPage, _ request: Request) -> Response {
+        // Room for the request id too, added on the way out.
+        var headers = HTTPHeaders(capacity: 4)
+        headers.add("ETag", page.etag)
+        headers.add("Cache-Control", "private, no-cache")
         if let tags = request.headers["If-None-Match"], EntityTag.list(tags, matches: page.etag) {
-            return Response(status: 304, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache"])
+            return Response(status: 304, headers: headers)
         }
-        return Response(status: 200, headers: ["ETag": page.etag, "Cache-Control": "private, no-cache",
-                                               "Content-Type": "application/json"], shared: page.bytes)
+        headers.add("Content-Type", "application/json")
+        return Response(status: 200, headers: headers, shared: page.bytes)
     }
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {

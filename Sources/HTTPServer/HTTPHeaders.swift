@@ -22,6 +22,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// An empty header list.
     public init() { fields = [] }
 
+    /// An empty header list with room for `capacity` fields: for a hot path, where a literal's variadic array (made,
+    /// copied from and destroyed field by field through metadata) costs more than the fields themselves.
+    public init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     /// The fields of the literal, in its order, e.g. `["Content-Type": "text/plain"]`.
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = []

@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads a request's head out of libmicrohttpd into a `Request` (on the connection's thread).
 enum MHDRequestReader {
@@ -33,8 +36,25 @@ enum MHDRequestReader {
     private static let headerIterator: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return .YES }
         let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-        headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+        headers.pointee.add(name(key), value.map { String(cString: $0) } ?? "")
         return .YES
+    }
+
+    /// Header names as clients usually spell them. A name that is one of these becomes the literal itself: no bytes
+    /// validated or copied, and nothing to count or free when the request ends.
+    static let commonNames = ["Host", "Accept", "Authorization", "User-Agent", "Accept-Encoding", "Accept-Language",
+                              "Connection", "Content-Type", "Content-Length", "If-None-Match", "Idempotency-Key",
+                              "Last-Event-ID", "X-Request-ID", "Cookie", "Origin", "Referer", "Cache-Control",
+                              "X-Forwarded-For", "X-Forwarded-Proto"]
+
+    /// The header name at `key` as a string: a literal of `commonNames` when it is one, byte for byte.
+    static func name(_ key: UnsafePointer<CChar>) -> String {
+        let length = strlen(key)
+        for candidate in commonNames where candidate.utf8.count == length {
+            let same = candidate.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, key, length) == 0 }
+            if same == true { return candidate }
+        }
+        return String(cString: key)
     }
 
     private static let queryIterator: MHD_KeyValueIterator = { cls, _, key, value in

@@ -10,6 +10,9 @@ extension Request {
     }
 
     /// A non-empty query parameter parsed by `parse`, or nil when absent; unparsable is a 400 naming it.
+    /// Inlinable, so that it is specialized where it is called: generic, it looked up `Optional<T>`'s metadata at run
+    /// time on every call, the hot feed's included.
+    @inlinable
     public func parsedQuery<T>(_ name: String, _ parse: (String) -> T?) throws -> T? {
         guard let text = queryValue(name), !text.isEmpty else { return nil }
         guard let value = parse(text) else {

@@ -4,7 +4,8 @@ import TestSupport
 
 /// Checks done on every request without counting characters or allocating agree with the plain definitions: a length
 /// rule with `String.count`, a media type's prefix with `lowercased().hasPrefix`, a header lookup with a linear scan,
-/// the base64url alphabet with the alphabet itself.
+/// the base64url alphabet with the alphabet itself, a header name read through the common names' literals with the
+/// name's own bytes.
 @Suite(.timeLimit(.minutes(2))) struct CheapChecksTests {
     static let pieces = ["", "a", "Z", "é", "e\u{301}", "漢", "👩‍💻", "🇫🇷", " ", "\n", "\r\n", "ß", "İ"]
 
@@ -33,6 +34,23 @@ import TestSupport
         for byte in UInt8.min ... UInt8.max {
             #expect(Base64URL.isAlphabet(byte) == alphabet.contains(byte), "byte \(byte)")
             #expect((Base64URL.decode(String(decoding: [byte, byte], as: UTF8.self)) != nil) == alphabet.contains(byte), "byte \(byte)")
+        }
+    }
+
+    @Test(arguments: [7, 8] as [UInt64])
+    func aHeaderNameReadsAsItsBytesWhetherCommonOrNot(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let common = MHDRequestReader.commonNames
+        var names = common + common.map { $0.lowercased() } + common.map { $0.uppercased() }
+        names += common.map { String($0.dropLast()) } + common.map { $0 + "s" } + ["", "X", "Hos", "Hostt", "H\u{0}st"]
+        for _ in 0 ..< 2000 {
+            let length = Int.random(in: 1 ... 20, using: &random)
+            names.append(String(decoding: (0 ..< length).map { _ in UInt8.random(in: 0x21 ... 0x7E, using: &random) }, as: UTF8.self))
+        }
+        for name in names {
+            let read = name.withCString { MHDRequestReader.name($0) }
+            #expect(read == name.withCString { String(cString: $0) }, "seed \(seed): \(name.debugDescription)")
+            #expect(read.utf8.elementsEqual(name.withCString { String(cString: $0) }.utf8))
         }
     }
 

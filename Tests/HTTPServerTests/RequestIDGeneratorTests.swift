@@ -22,4 +22,12 @@ import Testing
         #expect(ids.first == "abc-1")
         #expect(ids.allSatisfy(RequestIDMiddleware.isSane))
     }
+
+    @Test func idsOfAProcesssFirstSixteenMillionRequestsFitInFifteenBytes() {
+        let widest = Array((String(UInt32.max, radix: 16) + "-").utf8)
+        #expect(RequestIDGenerator.format(widest, 0xFF_FFFF).utf8.count == 15)
+        #expect(RequestIDGenerator.format(widest, 0x100_0000).utf8.count == 16)
+        let ids = (0 ..< 100).map { _ in RequestIDGenerator.shared.next() }
+        #expect(ids.allSatisfy { $0.utf8.count <= 15 && RequestIDMiddleware.isSane($0) })
+    }
 }
