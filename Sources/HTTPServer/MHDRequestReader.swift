@@ -15,7 +15,7 @@ enum MHDRequestReader {
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, pointer)
         }
-        var request = Request(method: String(cString: method), path: String(cString: url), query: query.items,
+        var request = Request(method: name(method, among: commonMethods), path: String(cString: url), query: query.items,
                               headers: headers)
         request.clientAddress = clientAddress(connection)
         return request
@@ -36,21 +36,24 @@ enum MHDRequestReader {
     private static let headerIterator: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return .YES }
         let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-        headers.pointee.add(name(key), value.map { String(cString: $0) } ?? "")
+        headers.pointee.add(name(key, among: commonNames), value.map { String(cString: $0) } ?? "")
         return .YES
     }
 
     /// Header names as clients usually spell them. A name that is one of these becomes the literal itself: no bytes
-    /// validated or copied, and nothing to count or free when the request ends.
+    /// validated or copied, and nothing to count or free when the request ends (`name(_:among:)`).
     static let commonNames = ["Host", "Accept", "Authorization", "User-Agent", "Accept-Encoding", "Accept-Language",
                               "Connection", "Content-Type", "Content-Length", "If-None-Match", "Idempotency-Key",
                               "Last-Event-ID", "X-Request-ID", "Cookie", "Origin", "Referer", "Cache-Control",
                               "X-Forwarded-For", "X-Forwarded-Proto"]
 
-    /// The header name at `key` as a string: a literal of `commonNames` when it is one, byte for byte.
-    static func name(_ key: UnsafePointer<CChar>) -> String {
+    /// The methods of this API's routes, as literals in the same way.
+    static let commonMethods = ["GET", "POST", "PATCH", "DELETE", "PUT", "HEAD", "OPTIONS"]
+
+    /// The C string at `key` as a string: the literal of `common` that it is byte for byte, if any.
+    static func name(_ key: UnsafePointer<CChar>, among common: [String]) -> String {
         let length = strlen(key)
-        for candidate in commonNames where candidate.utf8.count == length {
+        for candidate in common where candidate.utf8.count == length {
             let same = candidate.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, key, length) == 0 }
             if same == true { return candidate }
         }

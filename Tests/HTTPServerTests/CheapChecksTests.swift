@@ -38,9 +38,9 @@ import TestSupport
     }
 
     @Test(arguments: [7, 8] as [UInt64])
-    func aHeaderNameReadsAsItsBytesWhetherCommonOrNot(seed: UInt64) {
+    func aNameOrMethodReadsAsItsBytesWhetherCommonOrNot(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        let common = MHDRequestReader.commonNames
+        let common = MHDRequestReader.commonNames + MHDRequestReader.commonMethods
         var names = common + common.map { $0.lowercased() } + common.map { $0.uppercased() }
         names += common.map { String($0.dropLast()) } + common.map { $0 + "s" } + ["", "X", "Hos", "Hostt", "H\u{0}st"]
         for _ in 0 ..< 2000 {
@@ -48,7 +48,7 @@ import TestSupport
             names.append(String(decoding: (0 ..< length).map { _ in UInt8.random(in: 0x21 ... 0x7E, using: &random) }, as: UTF8.self))
         }
         for name in names {
-            let read = name.withCString { MHDRequestReader.name($0) }
+            let read = name.withCString { MHDRequestReader.name($0, among: common) }
             #expect(read == name.withCString { String(cString: $0) }, "seed \(seed): \(name.debugDescription)")
             #expect(read.utf8.elementsEqual(name.withCString { String(cString: $0) }.utf8))
         }
