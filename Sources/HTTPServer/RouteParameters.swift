@@ -3,7 +3,14 @@
 /// A template has a handful at most, so they are pairs found by comparing names: no hashing and no hash table for
 /// every request that carries one.
 public struct RouteParameters: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    private var pairs: [(name: String, value: String)]
+    /// One bound name. A struct rather than a tuple, as in `HTTPHeaders`: an array of tuples is destroyed through the
+    /// runtime's generic tuple code.
+    private struct Pair: Sendable {
+        var name: String
+        var value: String
+    }
+
+    private var pairs: [Pair]
 
     /// No parameters.
     public init() { pairs = [] }
@@ -22,7 +29,10 @@ public struct RouteParameters: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
         set {
             if pairs.contains(where: { $0.name == name }) { pairs.removeAll { $0.name == name } }
-            if let newValue { pairs.append((name: name, value: newValue)) }
+            guard let newValue else { return }
+            // Room for a template's usual few at once, not grown one by one.
+            if pairs.isEmpty { pairs.reserveCapacity(4) }
+            pairs.append(Pair(name: name, value: newValue))
         }
     }
 
@@ -30,5 +40,7 @@ public struct RouteParameters: Sendable, Sequence, ExpressibleByDictionaryLitera
     public var count: Int { pairs.count }
 
     /// The bound names and their values, in no particular order.
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { pairs.makeIterator() }
+    public func makeIterator() -> some IteratorProtocol<(name: String, value: String)> {
+        pairs.lazy.map { (name: $0.name, value: $0.value) }.makeIterator()
+    }
 }
