@@ -106,11 +106,11 @@ final class ConnectionContext: @unchecked Sendable {
         let (task, writer, reader) = state.withLock { state in
             state.closed = true
             unwatchLocked(&state)
-            // Moved out, not copied and then cleared, and only when there: most requests have neither waiter, yet
-            // each copy of an optional continuation went through its type's witnesses.
+            // Moved out, not copied and then cleared, and the writer only when there (the body's reader is only looked
+            // for in a body): most requests have neither, yet each copy of an optional continuation went through its
+            // type's witnesses.
             let writer = state.writerWaiting == nil ? nil : state.writerWaiting.take()
-            let reader = state.body == nil ? nil : state.takeBodyWaiter()
-            return (state.requestCancellation(), writer, reader)
+            return (state.requestCancellation(), writer, state.takeBodyWaiter())
         }
         writer?.resume(throwing: CancellationError())
         reader?.resume(throwing: CancellationError())

@@ -5,19 +5,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// One field: its name, in the case it was given, and its value.
     public typealias Element = (name: String, value: String)
 
-    /// One stored field. A struct, not the `Element` tuple: an array of tuples is destroyed through the runtime's
-    /// generic tuple code, field by field through metadata, and every request and response drops at least one list.
-    @usableFromInline struct Field: Sendable {
-        @usableFromInline var name: String
-        @usableFromInline var value: String
-
-        @inlinable init(name: String, value: String) {
-            self.name = name
-            self.value = value
-        }
-    }
-
-    @usableFromInline var fields: [Field]
+    @usableFromInline var fields: [NameValue]
 
     /// An empty header list.
     public init() { fields = [] }
@@ -34,7 +22,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields = []
         // One more for the field a response usually gains on its way out (its request id).
         fields.reserveCapacity(elements.count + 1)
-        for (name, value) in elements { fields.append(Field(name: name, value: value)) }
+        for (name, value) in elements { fields.append(NameValue(name: name, value: value)) }
     }
 
     /// Makes room for `count` fields in all.
@@ -61,7 +49,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Appends a field, keeping any existing one of the same name.
     public mutating func add(_ name: String, _ value: String) {
-        fields.append(Field(name: name, value: value))
+        fields.append(NameValue(name: name, value: value))
     }
 
     /// Replaces every field of that name with a single one.
@@ -70,7 +58,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
         }
-        fields.append(Field(name: name, value: value))
+        fields.append(NameValue(name: name, value: value))
     }
 
     /// How many fields there are, counting each repetition of a name.
@@ -80,9 +68,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Hands out the fields in order, as `Element` tuples.
     public struct Iterator: IteratorProtocol {
-        @usableFromInline var fields: IndexingIterator<[Field]>
+        @usableFromInline var fields: IndexingIterator<[NameValue]>
 
-        @inlinable init(fields: IndexingIterator<[Field]>) {
+        @inlinable init(fields: IndexingIterator<[NameValue]>) {
             self.fields = fields
         }
 

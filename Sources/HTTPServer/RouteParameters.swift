@@ -3,14 +3,7 @@
 /// A template has a handful at most, so they are pairs found by comparing names: no hashing and no hash table for
 /// every request that carries one.
 public struct RouteParameters: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    /// One bound name. A struct rather than a tuple, as in `HTTPHeaders`: an array of tuples is destroyed through the
-    /// runtime's generic tuple code.
-    private struct Pair: Sendable {
-        var name: String
-        var value: String
-    }
-
-    private var pairs: [Pair]
+    private var pairs: [NameValue]
 
     /// No parameters.
     public init() { pairs = [] }
@@ -32,7 +25,7 @@ public struct RouteParameters: Sendable, Sequence, ExpressibleByDictionaryLitera
             guard let newValue else { return }
             // Room for a template's usual few at once, not grown one by one.
             if pairs.isEmpty { pairs.reserveCapacity(4) }
-            pairs.append(Pair(name: name, value: newValue))
+            pairs.append(NameValue(name: name, value: newValue))
         }
     }
 
