@@ -17,7 +17,8 @@
 # For each: POST/s, p50/p99, CPU per POST of Switchboard (or the peer) and of Postgres, context switches per POST of
 # the server's threads (voluntary + involuntary switches from /proc, the count `perf stat -e context-switches` reads),
 # and the goal ratios: Switchboard plain / pgbench, Switchboard plain / FastAPI, idempotent / plain CPU, and
-# Switchboard's CPU per POST / C's.
+# Switchboard's CPU per POST / C's; and C's POST/s / pgbench (what the leanest server reaches against pgbench on the
+# same cores, the ceiling of the POST/s goal on this machine) beside Switchboard's POST/s / C's.
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_SECONDS (5), BENCH_ROUNDS (3)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -103,7 +104,7 @@ children_cpu_ms() {
         printf "%d\n", (f[14] + f[15]) * 1000 / tick }' "/proc/$$/stat"
 }
 
-rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=() c_ratios=() c_cpus=()
+rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=() c_ratios=() c_cpus=() c_pg_ratios=() c_rps_ratios=()
 declare -A RPS SB PG CS
 # measure LABEL KEY KIND: one run of KIND (sb, sb-key, sb-hook, pgbench, fastapi); appends its row, keeps its figures.
 measure() {
@@ -194,13 +195,16 @@ for commit in on off; do
         line+="$( [ -n "$fastapi" ] && bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-fastapi]}" || echo -) | "
         line+="${SB[$plain]} | $(bench_ratio "${SB[$commit-$r-key]}" "${SB[$plain]}") | "
         line+="$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] )) | "
-        line+="${SB[$commit-$r-c]} | $(bench_ratio "${SB[$plain]}" "${SB[$commit-$r-c]}") |"
+        line+="${SB[$commit-$r-c]} | $(bench_ratio "${SB[$plain]}" "${SB[$commit-$r-c]}") | "
+        line+="$(bench_ratio "${RPS[$commit-$r-c]}" "${RPS[$commit-$r-pgbench]}") | $(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-c]}") |"
         summary+=("$line")
         if [ "$commit" = off ]; then
             pg_ratios+=("$(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-pgbench]}")") cpus+=("${SB[$plain]}")
             key_ratios+=("$(bench_ratio "${SB[$commit-$r-key]}" "${SB[$plain]}")")
             hook_extras+=("$(( SB[$commit-$r-hook] + PG[$commit-$r-hook] - SB[$plain] - PG[$plain] ))")
             c_ratios+=("$(bench_ratio "${SB[$plain]}" "${SB[$commit-$r-c]}")") c_cpus+=("${SB[$commit-$r-c]}")
+            c_pg_ratios+=("$(bench_ratio "${RPS[$commit-$r-c]}" "${RPS[$commit-$r-pgbench]}")")
+            c_rps_ratios+=("$(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-c]}")")
         fi
     done
 done
@@ -213,6 +217,7 @@ verdicts=(
     "$(bench_verdict "CPU of a POST with an Idempotency-Key ÷ plain = $key_ratio (goal ≤ 1.3; rounds ${key_ratios[*]})" 1.3 "$key_ratio")"
     "$(bench_verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
     "$(bench_measured "Switchboard CPU per POST ÷ C running the same statement = $(bench_median "${c_ratios[@]}") (C: $(bench_median "${c_cpus[@]}") µs; rounds ${c_ratios[*]})")"
+    "$(bench_measured "the reference's own ceiling: C's POST/s ÷ pgbench = $(bench_median "${c_pg_ratios[@]}") (rounds ${c_pg_ratios[*]}); Switchboard's POST/s ÷ C's = $(bench_median "${c_rps_ratios[@]}") (rounds ${c_rps_ratios[*]})")"
 )
 # Each write's own figures (no bound of their own beyond the POST's: for telling builds apart), medians of the rounds.
 for write in "plain:message POST" "read:read position" "create:interaction opened" "claim:claim or unassignment"; do
@@ -238,8 +243,8 @@ out="$BENCH_OUT/writes.md"
     echo "CPU is what a subscribed tenant's POST and its delivery cost Switchboard and Postgres together beyond a plain one."
     echo "C is bench/c-baseline/message.c: the POST's HTTP, token, JSON and statement in the leanest C, a reference."
     echo
-    echo "| synchronous_commit | round | POST/s ÷ pgbench | POST/s ÷ FastAPI | Switchboard µs/POST | Idempotency-Key CPU ÷ plain | webhook: extra µs (all processes) | C µs/POST | Switchboard CPU ÷ C's |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    echo "| synchronous_commit | round | POST/s ÷ pgbench | POST/s ÷ FastAPI | Switchboard µs/POST | Idempotency-Key CPU ÷ plain | webhook: extra µs (all processes) | C µs/POST | Switchboard CPU ÷ C's | C POST/s ÷ pgbench | POST/s ÷ C's |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     printf '%s\n' "${summary[@]}"
     echo
     echo "With \`synchronous_commit = off\`, the median round:"
