@@ -14,7 +14,8 @@
 #     load (BENCH_FASTAPI=0 skips it; a machine without PyPI skips it with a note);
 #   - the same POSTs to bench/c-baseline/message.c: libmicrohttpd and libpq in the leanest C, running the very statement
 #     Switchboard runs (bench/c-baseline/message.sql), so that Switchboard's CPU per POST has a reference doing its work.
-# For each: POST/s, p50/p99, CPU per POST of Switchboard (or the peer) and of Postgres, context switches per POST of
+# For each: POST/s, p50/p99, CPU per POST of Switchboard (or the peer), of Postgres and of the client (wrk; pgbench is
+# its own), and of the three together (on cores they share, what sets the rate), context switches per POST of
 # the server's threads (voluntary + involuntary switches from /proc, the count `perf stat -e context-switches` reads),
 # and the goal ratios: Switchboard plain / pgbench, Switchboard plain / FastAPI, idempotent / plain CPU, and
 # Switchboard's CPU per POST / C's; and C's POST/s / pgbench (what the leanest server reaches against pgbench on the
@@ -98,21 +99,25 @@ if [ "${BENCH_FASTAPI:-1}" != 0 ]; then
     fi
 fi
 
-# What this script's exited children spent (pgbench's client, once it is done; and a few awk and cat).
+# What this script's exited children spent: the load's client once it is done (pgbench, or wrk), and the few psql,
+# awk and cat of the set-up and of the webhook drain's polls.
 children_cpu_ms() {
     awk -v tick="$(getconf CLK_TCK)" '{ line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
         printf "%d\n", (f[14] + f[15]) * 1000 / tick }' "/proc/$$/stat"
 }
 
-rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=() c_ratios=() c_cpus=() c_pg_ratios=() c_rps_ratios=()
-declare -A RPS SB PG CS
+rows=() summary=() pg_ratios=() cpus=() key_ratios=() hook_extras=() c_ratios=() c_cpus=() c_pg_ratios=() c_rps_ratios=() all_sb=() all_c=() all_pgbench=()
+declare -A RPS SB PG CS CL ALL
 # measure LABEL KEY KIND: one run of KIND (sb, sb-key, sb-hook, pgbench, fastapi); appends its row, keeps its figures.
 measure() {
     local label=$1 key=$2 kind=$3 raw="$BENCH_OUT/raw/writes-$2.txt"
     local pid=$sb_pid
     [ "$kind" = fastapi ] && pid=$fa_pid
     [ "$kind" = c ] && pid=$c_pid
-    local cpu_before pg_before cs_before
+    # The client's CPU is what the exited children spent around the load alone (not the set-up's psql, nor the
+    # webhook drain's polls).
+    local cpu_before pg_before cs_before client_before client_after
+    client_before=$(children_cpu_ms)
     cpu_before=$( [ "$kind" = fastapi ] && bench_tree_cpu_ms "$pid" || bench_pid_cpu_ms "$pid")
     [ "$kind" = pgbench ] && cpu_before=$(children_cpu_ms)
     pg_before=$(bench_cpu_ms postgres) cs_before=$(bench_ctx_switches "$pid")
@@ -120,6 +125,7 @@ measure() {
     if [ "$kind" = pgbench ]; then
         bench_run pgbench -n -M prepared -c8 -j2 -T"$BENCH_SECONDS" -D targets="$INTERACTIONS" -D payload="$payload" \
             -f "$BENCH_DIR/writes/transaction.sql" "$DATABASE_URL" >"$raw" 2>&1
+        client_after=$(children_cpu_ms)
         requests=$(awk '/number of transactions actually processed/ { split($NF, a, "/"); print a[1] }' "$raw")
         rps=$(awk '/^tps = / { printf "%d", $3 }' "$raw")
         p50=$(awk '/latency average/ { print $4 "ms" }' "$raw") p99="-"
@@ -143,12 +149,14 @@ measure() {
                 JOIN interactions i ON i.id = t.id
                 LEFT JOIN interaction_reads r ON r.interaction_id = i.id AND r.reader_role = 'agent' AND r.reader_id = 'agent-1'
                 ORDER BY t.n" >"$BENCH_OUT/raw/writes-reads.txt"
+            client_before=$(children_cpu_ms)
             WRITES_READS=$BENCH_OUT/raw/writes-reads.txt WRITES_TOKEN=$token WRK_THREADS=2 \
                 bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes_read.lua" "$base" >"$raw" 2>&1
         else
             WRITES_IDS=$list WRITES_TOKEN=$token WRITES_IDEMPOTENT=$idempotent WRITES_PATH=$path \
                 bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes.lua" "$base" >"$raw" 2>&1
         fi
+        client_after=$(children_cpu_ms)
         [ "$kind" = sb-hook ] && bench_webhook_drain
         requests=$(awk '/requests in/ { print $1 }' "$raw")
         read -r rps p50 p99 errors _ < <(bench_parse_wrk "$raw")
@@ -166,8 +174,12 @@ measure() {
         cs=$(( $(bench_ctx_switches "$pid") - cs_before ))
         cs="$(( cs * 10 / requests / 10 )).$(( cs * 10 / requests % 10 ))"
     fi
-    RPS[$key]=$rps SB[$key]=$own PG[$key]=$pg CS[$key]=$cs
-    rows+=("| $label | $rps | $p50 / $p99 | ${errors:-0} | $own | $pg | $cs |")
+    local client=$(( (client_after - client_before) * 1000 / requests ))
+    # Every process's CPU for one request: the server's (pgbench's own is its client's), Postgres's and the client's.
+    local all=$(( own + pg ))
+    [ "$kind" = pgbench ] || all=$(( all + client ))
+    RPS[$key]=$rps SB[$key]=$own PG[$key]=$pg CS[$key]=$cs CL[$key]=$client ALL[$key]=$all
+    rows+=("| $label | $rps | $p50 / $p99 | ${errors:-0} | $own | $pg | $client | $all | $cs |")
     bench_log "$label: $rps/s, own CPU $own µs, Postgres $pg µs, $cs context switches per request"
 }
 
@@ -205,6 +217,7 @@ for commit in on off; do
             c_ratios+=("$(bench_ratio "${SB[$plain]}" "${SB[$commit-$r-c]}")") c_cpus+=("${SB[$commit-$r-c]}")
             c_pg_ratios+=("$(bench_ratio "${RPS[$commit-$r-c]}" "${RPS[$commit-$r-pgbench]}")")
             c_rps_ratios+=("$(bench_ratio "${RPS[$plain]}" "${RPS[$commit-$r-c]}")")
+            all_sb+=("${ALL[$plain]}") all_c+=("${ALL[$commit-$r-c]}") all_pgbench+=("${ALL[$commit-$r-pgbench]}")
         fi
     done
 done
@@ -218,6 +231,7 @@ verdicts=(
     "$(bench_verdict "a webhook's extra CPU per POST, all processes = $hook_extra µs (goal ≤ 500; rounds ${hook_extras[*]})" 500 "$hook_extra")"
     "$(bench_measured "Switchboard CPU per POST ÷ C running the same statement = $(bench_median "${c_ratios[@]}") (C: $(bench_median "${c_cpus[@]}") µs; rounds ${c_ratios[*]})")"
     "$(bench_measured "the reference's own ceiling: C's POST/s ÷ pgbench = $(bench_median "${c_pg_ratios[@]}") (rounds ${c_pg_ratios[*]}); Switchboard's POST/s ÷ C's = $(bench_median "${c_rps_ratios[@]}") (rounds ${c_rps_ratios[*]})")"
+    "$(bench_measured "CPU per request in all processes (server, Postgres, client), which sets the rate on cores they share: Switchboard's POST $(bench_median "${all_sb[@]}") µs, C's $(bench_median "${all_c[@]}") µs, pgbench's transaction $(bench_median "${all_pgbench[@]}") µs (rounds ${all_sb[*]}; ${all_c[*]}; ${all_pgbench[*]})")"
 )
 # Each write's own figures (no bound of their own beyond the POST's: for telling builds apart), medians of the rounds.
 for write in "plain:message POST" "read:read position" "create:interaction opened" "claim:claim or unassignment"; do
@@ -234,8 +248,8 @@ out="$BENCH_OUT/writes.md"
     echo "- \`wrk -t2 -c32 -d${BENCH_SECONDS}s --latency -s bench/writes.lua\`: an agent's messages over $INTERACTIONS interactions;"
     echo "  \`pgbench -M prepared -c8 -j2 -f bench/writes/transaction.sql\` on the same interactions"
     echo
-    echo "| run | requests/s | p50 / p99 | errors | own CPU µs/request | Postgres µs/request | context switches/request |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    echo "| run | requests/s | p50 / p99 | errors | own CPU µs/request | Postgres µs/request | client µs/request | all µs/request | context switches/request |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     printf '%s\n' "${rows[@]}"
     echo
     echo "Goals: POST/s ≥ 1.0× pgbench running the transaction (with \`synchronous_commit = off\`); Switchboard CPU ≤ 150 µs"
