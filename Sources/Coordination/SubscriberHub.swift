@@ -61,17 +61,20 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     }
 
     /// Yields `event` to every subscriber of every key (a heartbeat, say); one call instead of a timer each.
+    @inlinable
     public func publishToAll(_ event: Event) {
         publishToAll(event) { _ in true }
     }
 
     /// Yields `event` to the subscribers of every key that belong to `slice` of `schedule` (see `HeartbeatSchedule`).
+    @inlinable
     public func publishToAll(_ event: Event, slice: Int, of schedule: HeartbeatSchedule) {
         publishToAll(event) { schedule.contains($0, slice: slice) }
     }
 
     /// Yields `event` to the subscribers of every key whose id `chosen` takes; a full buffer finishes the stream.
-    private func publishToAll(_ event: Event, where chosen: (UInt64) -> Bool) {
+    @inlinable
+    func publishToAll(_ event: Event, where chosen: (UInt64) -> Bool) {
         let everyone = registry.withLock { $0.everyone }
         for subscribers in everyone.values {
             for (id, mailbox) in subscribers where chosen(id) {
@@ -96,12 +99,14 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
 
     /// Delivers `event` to one subscriber of `key` only (one whose credentials ran out, say), if it is still there;
     /// like ``publish(_:to:)``, a full buffer finishes the stream instead.
+    @inlinable
     public func publish(_ event: Event, to key: Key, subscriber id: UInt64) {
         guard let mailbox = registry.withLock({ $0.subscribers(of: key)[id] }) else { return }
         if case .dropped = mailbox.yield(event) { mailbox.finish() }
     }
 
     /// Whether subscription `id` still follows `key` (it has not ended).
+    @inlinable
     public func isSubscribed(_ id: UInt64, to key: Key) -> Bool {
         registry.withLock { $0.subscribers(of: key)[id] != nil }
     }
@@ -115,6 +120,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
     /// what their streams had buffered, then see the end.
     ///
     /// A later ``subscribe(_:bufferLimit:)`` to `key` registers normally: refusing latecomers is the caller's job.
+    @inlinable
     public func finish(_ key: Key) {
         let subscribers = registry.withLock { $0.removeAll(for: key) }
         for mailbox in subscribers.values { mailbox.finish() }
@@ -122,6 +128,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
 
     /// Finishes every stream and closes the hub, for shutdown: later subscriptions get streams that are already
     /// finished.
+    @inlinable
     public func finishAll() {
         let everyone = registry.withLock { $0.removeAll() }
         for subscribers in everyone.values {

@@ -130,18 +130,21 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
     }
 
     /// No more events: the reader gets what is queued, then the end.
-    @usableFromInline
+    @inlinable
     func finish() {
         close(discarding: false)
     }
 
     /// The consumer is gone: the queue is dropped and a waiting reader ends now.
-    @usableFromInline
+    @inlinable
     func cancel() {
         close(discarding: true)
     }
 
-    private func close(discarding: Bool) {
+    /// Closes the mailbox (once; later calls change nothing), keeping its queue for the reader unless `discarding`.
+    /// Inlinable like the rest, so that where the hub is used it runs without looking up the generic types it holds.
+    @inlinable
+    func close(discarding: Bool) {
         let (reader, first, _) = state.withLock { state -> (UnsafeContinuation<Event?, Never>?, Bool, [Event]) in
             let first = !state.closed
             state.closed = true
@@ -160,13 +163,17 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
 @usableFromInline
 final class SubscriberMailboxReader<Event: Sendable>: Sendable {
     @usableFromInline let mailbox: SubscriberMailbox<Event>
+    /// `mailbox.cancel()` as made where the hub is specialized: a deinit is generic code, which would otherwise look
+    /// up the mailbox's generic types at run time for every stream that ends.
+    @usableFromInline let cancelMailbox: @Sendable () -> Void
 
-    @usableFromInline
+    @inlinable
     init(_ mailbox: SubscriberMailbox<Event>) {
         self.mailbox = mailbox
+        cancelMailbox = { mailbox.cancel() }
     }
 
     deinit {
-        mailbox.cancel()
+        cancelMailbox()
     }
 }

@@ -42,6 +42,7 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
     }
 
     /// Forgets every subscriber of `key`, returning their mailboxes for the caller to finish after unlocking.
+    @inlinable
     mutating func removeAll(for key: Key) -> [UInt64: Mailbox] {
         guard let removed = byKey.removeValue(forKey: key) else { return [:] }
         count -= removed.count
@@ -49,6 +50,7 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
     }
 
     /// Forgets every subscriber and closes the registry, returning what it held for the caller to finish.
+    @inlinable
     mutating func removeAll() -> [Key: [UInt64: Mailbox]] {
         isClosed = true
         count = 0
@@ -57,6 +59,7 @@ struct SubscriberRegistry<Key: Hashable & Sendable, Event: Sendable> {
     }
 
     /// Every key's subscribers (a copy-on-write snapshot).
+    @inlinable
     var everyone: [Key: [UInt64: Mailbox]] { byKey }
 
     /// The current subscribers of `key`, as a snapshot.

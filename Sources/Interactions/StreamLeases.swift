@@ -19,11 +19,16 @@ struct StreamLeases {
 
         /// A lease for `session` of `owner` (any string naming the user), expiring at `expiresAt`.
         init(interaction: UUID, session: UUID, owner: String, expiresAt: Date?) {
-            self.interaction = interaction
-            self.session = session
             var hasher = Hasher()
             hasher.combine(owner)
-            self.owner = hasher.finalize()
+            self.init(interaction: interaction, session: session, ownerHash: hasher.finalize(), expiresAt: expiresAt)
+        }
+
+        /// A lease for `session` of the user whose hash is `ownerHash`, expiring at `expiresAt`.
+        init(interaction: UUID, session: UUID, ownerHash: Int, expiresAt: Date?) {
+            self.interaction = interaction
+            self.session = session
+            owner = ownerHash
             self.expiresAt = expiresAt.map { Int64($0.timeIntervalSince1970.rounded(.up)) }
         }
     }
@@ -87,8 +92,12 @@ extension StreamLeases.Lease {
     /// credential is a session (the tenant's backend holds no lease).
     init?(following key: UUID, for principal: Principal) {
         guard case .session(let session, let user, let role) = principal.credential else { return nil }
-        self.init(interaction: key, session: session, owner: "\(principal.tenantID.lowercased):\(role.rawValue):\(user)",
-                  expiresAt: principal.expiresAt)
+        // The user's parts hashed as they are: no string built from them for every stream that opens.
+        var hasher = Hasher()
+        hasher.combine(principal.tenantID)
+        hasher.combine(role.rawValue)
+        hasher.combine(user)
+        self.init(interaction: key, session: session, ownerHash: hasher.finalize(), expiresAt: principal.expiresAt)
     }
 }
 

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 @testable import Interactions
 import Testing
@@ -43,5 +44,31 @@ import Testing
         leases.remove(1)
         #expect(leases.expired(at: now).isEmpty)
         #expect(leases.sessions.count == 2)
+    }
+
+    /// A principal's lease counts against its user: the same tenant, role and user id in any session share the cap,
+    /// and a change in any one of the three makes another user (a user id that looks like another's parts run
+    /// together too). The tenant's backend holds no lease.
+    @Test func aLeaseBelongsToItsTenantRoleAndUserWhateverTheSession() {
+        let tenant = UUID(), other = UUID(), interaction = UUID()
+        func owner(_ tenant: UUID, _ user: String, _ role: Role, session: UUID = UUID()) -> Int? {
+            let principal = Principal(tenantID: tenant, credential: .session(sessionID: session, userID: user, role: role))
+            return StreamLeases.Lease(following: interaction, for: principal)?.owner
+        }
+        let alice = owner(tenant, "alice", .customer)
+        #expect(alice != nil)
+        #expect(owner(tenant, "alice", .customer) == alice)
+        let others = [owner(tenant, "bob", .customer), owner(tenant, "alice", .agent), owner(other, "alice", .customer),
+                      owner(tenant, "customer:alice", .customer), owner(tenant, "alice ", .customer)]
+        #expect(others.allSatisfy { $0 != nil && $0 != alice })
+        #expect(Set(others.compactMap { $0 }).count == others.count)
+        let backend = Principal(tenantID: tenant, credential: .apiKey(keyID: UUID()))
+        #expect(StreamLeases.Lease(following: interaction, for: backend) == nil)
+
+        var leases = StreamLeases()
+        let phone = Principal(tenantID: tenant, credential: .session(sessionID: UUID(), userID: "alice", role: .customer))
+        let tablet = Principal(tenantID: tenant, credential: .session(sessionID: UUID(), userID: "alice", role: .customer))
+        #expect(leases.add(1, StreamLeases.Lease(following: interaction, for: phone)!, limit: 1) == .added)
+        #expect(leases.add(2, StreamLeases.Lease(following: interaction, for: tablet)!, limit: 1) == .overLimit)
     }
 }
