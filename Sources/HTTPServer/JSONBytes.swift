@@ -83,8 +83,9 @@ public struct JSONBytes: ~Copyable {
 
     /// Appends a JSON string holding the UTF-8 text `utf8`, quoted and escaped.
     ///
-    /// Copies as it scans: eight bytes at a time while none of them needs an escape (most text has none), stored to
-    /// the output in one go, so the text is read once and never copied in a second pass.
+    /// Copies as it scans: sixteen bytes at a time (two words tested together), then eight, while none of them needs
+    /// an escape (most text has none), stored to the output in one go, so the text is read once and never copied in a
+    /// second pass.
     public mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
         // Room for the longest form: every byte written as `\u00xx`, and the quotes.
         let start = room(for: utf8.count * 6 + 2)
@@ -95,6 +96,17 @@ public struct JSONBytes: ~Copyable {
             let end = utf8.count
             var index = 0
             while index < end {
+                if index + 16 <= end {
+                    let first = UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)
+                    let second = UnsafeRawPointer(source + index + 8).loadUnaligned(as: UInt64.self)
+                    if JSONBytes.escapes(in: first) | JSONBytes.escapes(in: second) == 0 {
+                        UnsafeMutableRawPointer(out).storeBytes(of: first, as: UInt64.self)
+                        UnsafeMutableRawPointer(out + 8).storeBytes(of: second, as: UInt64.self)
+                        out += 16
+                        index += 16
+                        continue
+                    }
+                }
                 if index + 8 <= end {
                     let word = UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)
                     if !JSONBytes.needsEscape(word) {
@@ -157,11 +169,18 @@ public struct JSONBytes: ~Copyable {
     /// and above, which need no escape, are masked out).
     @inline(__always)
     static func needsEscape(_ word: UInt64) -> Bool {
+        escapes(in: word) != 0
+    }
+
+    /// The high bit of each byte of `word` that may need an escape, and no other bit: zero exactly when no byte does
+    /// (see ``needsEscape(_:)``). Two words' results or'ed together are tested at once.
+    @inline(__always)
+    static func escapes(in word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let below0x20 = (word &- ones &* 0x20)
         let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
         let hits = below0x20 | (quote &- ones) | (backslash &- ones)
-        return hits & ~word & highs != 0
+        return hits & ~word & highs
     }
 
     /// Appends `text` as a JSON string.

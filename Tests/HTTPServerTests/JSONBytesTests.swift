@@ -47,6 +47,22 @@ import TestSupport
         }
     }
 
+    /// Pieces copied as they are, of every length from 0 to 40, one after another into a document that grows from its
+    /// smallest size: the document holds exactly their bytes, in order.
+    @Test func piecesOfEveryLengthAreCopiedExactly() {
+        var json = JSONBytes(capacity: 0)
+        var expected: [UInt8] = []
+        for length in 0 ... 40 {
+            let piece = (0 ..< length).map { UInt8(ascii: "a") + UInt8(($0 * 7 + length) % 26) }
+            piece.withUnsafeBufferPointer { json.raw($0) }
+            json.raw(contentsOf: String(decoding: piece, as: UTF8.self))
+            expected += piece + piece
+        }
+        json.raw(#","items":["#)
+        expected += Array(#","items":["#.utf8)
+        #expect(json.bytes == expected)
+    }
+
     @Test func timestampsMatchTheDateFormWhereADateIsExact() {
         var random = SplitMix64(seed: 7)
         for _ in 0 ..< 10_000 {
