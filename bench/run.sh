@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Switchboard's benchmarks, as run by `make bench`.
 #
-#   bench/run.sh            all benchmarks (http, instructions, post-instructions, post-switches, feeds, webhooks, delivery, bus, reconnect, idle, inbox, console, writes, attachments, audit, retention, fanout, attach)
+#   bench/run.sh            all benchmarks (http, instructions, post-instructions, post-switches, feeds, webhooks, delivery, bus, reconnect, idle, inbox, console, writes, attachments, audit, retention, fanout, attach, postgres-split)
 #   bench/run.sh http       only the named ones; each is bench/NAME.sh and writes bench/out/NAME.md
 #
 # Builds the raw-C libmicrohttpd baseline, checks the Switchboard release binary is there, runs each
@@ -13,7 +13,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BENCH_ROOT"
 
-ALL_BENCHES=(http instructions post-instructions async-frames post-switches feeds webhooks delivery bus reconnect idle inbox console writes attachments audit retention fanout attach)
+ALL_BENCHES=(http instructions post-instructions async-frames post-switches feeds webhooks delivery bus reconnect idle inbox console writes attachments audit retention fanout attach postgres-split)
 benches=("$@")
 [ ${#benches[@]} -gt 0 ] || benches=("${ALL_BENCHES[@]}")
 for b in "${benches[@]}"; do
