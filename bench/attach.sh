@@ -25,7 +25,6 @@ bench_pick_port c_port 18697
 
 # minor_faults PID: the process's minor page faults so far.
 minor_faults() { awk '{ line = $0; sub(/^.*\) /, "", line); split(line, f, " "); print f[8] }' "/proc/$1/stat"; }
-json() { python3 -I -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 # attach LABEL PID CLIENT-ARGS...: attaches N subscribers with the client and prints "ms cpu_us switches faults" per
 # subscriber (ms: the client's time to attach them all).
@@ -53,12 +52,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         HOST=127.0.0.1 DATABASE_URL="$DATABASE_URL" LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN=$ADMIN \
         HTTP_CONNECTION_LIMIT=30000 HTTP_CONNECTIONS_PER_ADDRESS=0 STREAMS_PER_PRINCIPAL=$((N + 100)) "$SB_BIN"
     sb=${BENCH_PIDS[-1]} base="http://127.0.0.1:$port"
-    api_key=$(curl -sf -X POST "$base/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" \
-        -H 'Content-Type: application/json' -d '{"name":"attach"}' | json api_key)
-    token=$(curl -sf -X POST "$base/v1/sessions" -H "Authorization: Bearer $api_key" \
-        -H 'Content-Type: application/json' -d '{"user_id":"c","role":"customer"}' | json token)
-    id=$(curl -sf -X POST "$base/v1/interactions" -H "Authorization: Bearer $token" \
-        -H 'Content-Type: application/json' -d '{"subject":"attach"}' | json id)
+    read -r token id < <(bench_customer_interaction "$base" "$ADMIN" attach)
     bench_wrk "$base/healthz" 1 "$BENCH_OUT/raw/attach-warmup.txt"
     read -r ms cpu cs pf < <(attach switchboard "$sb" 127.0.0.1 $((port + 1)) "$port" "$id" "$token" "$N" 1 3)
     bench_stop_servers

@@ -422,6 +422,24 @@ bench_ctx_switches() {
         | awk '/ctxt_switches/ { total += $2 } END { print total + 0 }'
 }
 
+# bench_customer_interaction BASE ADMIN NAME: a new tenant NAME (made with the admin token ADMIN) on the Switchboard at
+# BASE, a customer "c" of it and one interaction of theirs; prints "TOKEN ID" (the customer's token, the interaction's
+# id), for the event-stream benchmarks' subscribers.
+bench_customer_interaction() {
+    local base=$1 admin=$2 name=$3 api_key token id
+    api_key=$(curl -sf -X POST "$base/v1/admin/tenants" -H "Authorization: Bearer $admin" \
+        -H 'Content-Type: application/json' -d "{\"name\":\"$name\"}" | bench_json_field api_key)
+    token=$(curl -sf -X POST "$base/v1/sessions" -H "Authorization: Bearer $api_key" \
+        -H 'Content-Type: application/json' -d '{"user_id":"c","role":"customer"}' | bench_json_field token)
+    id=$(curl -sf -X POST "$base/v1/interactions" -H "Authorization: Bearer $token" \
+        -H 'Content-Type: application/json' -d "{\"subject\":\"$name\"}" | bench_json_field id)
+    [ -n "$token" ] && [ -n "$id" ] || bench_die "could not set up a customer's interaction on $base"
+    echo "$token $id"
+}
+
+# bench_json_field NAME: the field NAME of the JSON object on stdin.
+bench_json_field() { python3 -I -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
 # bench_webhook_drain [URL]: waits until no webhook message is pending in URL (default DATABASE_URL; at most 300 s).
 # It asks whether one exists (a probe of the pending index), not how many: a count read the whole outbox every
 # 0.2 s, in the CPU the benchmarks charge to Postgres.

@@ -36,11 +36,8 @@ run_once() { # run_once SUBSCRIBERS OUTPUT_PREFIX -> heaptrack data file path on
     for _ in $(seq 1 300); do curl -sf "$base/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
     curl -sf "$base/readyz" >/dev/null || { tail "$BENCH_OUT/logs/sse-heap-$subs.log" >&2; bench_die "server not ready"; }
     pid=$(pgrep -f -n "^$SB_BIN\$" || pgrep -n -x switchboard)
-    json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-    local api_key token id
-    api_key=$(curl -sf -X POST "$base/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d '{"name":"heap"}' | json api_key)
-    token=$(curl -sf -X POST "$base/v1/sessions" -H "Authorization: Bearer $api_key" -H 'Content-Type: application/json' -d '{"user_id":"c","role":"customer"}' | json token)
-    id=$(curl -sf -X POST "$base/v1/interactions" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"subject":"heap"}' | json id)
+    local token id
+    read -r token id < <(bench_customer_interaction "$base" "$ADMIN" heap)
     if [ "$subs" -gt 0 ]; then
         local out="$BENCH_OUT/raw/sse-heap-client-$subs.txt"
         "$CLIENT" 127.0.0.1 "$stream_port" "$port" "$id" "$token" "$subs" 0 4 >"$out" 2>&1 &

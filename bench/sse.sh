@@ -36,11 +36,8 @@ bench_start_server switchboard "http://127.0.0.1:$port/readyz" -- env PORT="$por
 pid=${BENCH_PIDS[-1]}
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
 
-json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 base="http://127.0.0.1:$port"
-api_key=$(curl -sf -X POST "$base/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d '{"name":"sse"}' | json api_key)
-token=$(curl -sf -X POST "$base/v1/sessions" -H "Authorization: Bearer $api_key" -H 'Content-Type: application/json' -d '{"user_id":"c","role":"customer"}' | json token)
-id=$(curl -sf -X POST "$base/v1/interactions" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"subject":"fan-out"}' | json id)
+read -r token id < <(bench_customer_interaction "$base" "$ADMIN" sse)
 
 api_rps() { bench_wrk "$base/healthz" "$BENCH_SECONDS" "$1"; bench_parse_wrk "$1" | cut -d' ' -f1; }
 bench_wrk "$base/healthz" "$BENCH_WARMUP_SECONDS" "$BENCH_OUT/raw/sse-warmup.txt"
