@@ -17,13 +17,6 @@ struct StreamLeases {
         /// Seconds since 1970 when the credential expires (nil: never).
         let expiresAt: Int64?
 
-        /// A lease for `session` of `owner` (any string naming the user), expiring at `expiresAt`.
-        init(interaction: UUID, session: UUID, owner: String, expiresAt: Date?) {
-            var hasher = Hasher()
-            hasher.combine(owner)
-            self.init(interaction: interaction, session: session, ownerHash: hasher.finalize(), expiresAt: expiresAt)
-        }
-
         /// A lease for `session` of the user whose hash is `ownerHash`, expiring at `expiresAt`.
         init(interaction: UUID, session: UUID, ownerHash: Int, expiresAt: Date?) {
             self.interaction = interaction

@@ -6,7 +6,7 @@ import Testing
 /// The bookkeeping behind the per-user stream cap, expiry and revocation (pure, no I/O).
 @Suite(.timeLimit(.minutes(5))) struct StreamLeasesTests {
     static func lease(_ session: UUID, owner: String = "t:customer:alice", expires: Date? = nil) -> StreamLeases.Lease {
-        StreamLeases.Lease(interaction: UUID(), session: session, owner: owner, expiresAt: expires)
+        StreamLeases.Lease(interaction: UUID(), session: session, ownerHash: owner.hashValue, expiresAt: expires)
     }
 
     @Test func theCapCountsEveryStreamOfOneOwnerAcrossSessions() {
