@@ -212,6 +212,9 @@ public final class Application: Sendable {
     /// Live event-stream subscribers of this process (all interactions).
     public var liveSubscribers: Int { services.interactionEvents.subscriberCount }
 
+    /// Event streams of this process that opened with a snapshot remembered from an earlier stream's read.
+    public var streamsStartedFromMemory: Int { services.interactionEvents.streamsStartedFromMemory }
+
     /// The bound port while running.
     public var port: Int? { server.port }
 

@@ -2,6 +2,7 @@ import Accounts
 import Coordination
 import Foundation
 import Postgres
+import Synchronization
 
 /// Live interaction events of this process: every subscriber has its own bounded stream (a `SubscriberHub`), fed by
 /// one dispatcher that turns change notices (ids only) into events read from the log, in `seq` order.
@@ -22,6 +23,8 @@ public final class InteractionEvents: Service {
     private let dispatched = Locked<[UUID: Int64]>([:])
     /// Guards the credential behind every live stream (per-user cap, revocation, expiry).
     private let leases = Locked(StreamLeases())
+    /// Guards what new streams of live interactions start with, remembered from earlier streams' reads.
+    private let starts = Locked(StreamStartCache())
     /// How many events a subscriber may have waiting before its stream is closed (it then reconnects).
     public let bufferLimit: Int
     /// Most live streams one user (tenant, role, user id) may hold in this process.
@@ -32,6 +35,8 @@ public final class InteractionEvents: Service {
     private let onDispatchFailure: @Sendable (any Error) -> Void
     /// Guards the count of failed live-dispatch reads (retried, never dropped).
     private let failures = Locked<Int>(0)
+    /// Counts the streams that opened with a remembered snapshot.
+    private let startsFromMemory = Atomic<Int>(0)
     /// Guards the count of notice runs parsed and matched against this process's live streams.
     private let runsMatched = Locked<Int>(0)
 
@@ -99,6 +104,38 @@ public final class InteractionEvents: Service {
         return subscription
     }
 
+    /// Whether a start of `id` is remembered that `principal` may see: the interaction is live, and theirs to see.
+    func remembersStart(of id: UUID, for principal: Principal) -> Bool {
+        remembered(id, principal) != nil
+    }
+
+    /// The `state` event a subscribed stream of `id` opens with, remembered from an earlier stream's read, if
+    /// `principal` may see the interaction. Exact only for a stream already subscribed (see ``StreamStartCache``).
+    func rememberedSnapshot(of id: UUID, for principal: Principal) -> InteractionStreamEvent? {
+        guard let snapshot = remembered(id, principal) else { return nil }
+        startsFromMemory.add(1, ordering: .relaxed)
+        return snapshot
+    }
+
+    private func remembered(_ id: UUID, _ principal: Principal) -> InteractionStreamEvent? {
+        let customerID = InteractionStore.customerScope(principal)
+        return starts.withLock { $0.snapshot(of: id, tenantID: principal.tenantID, customerID: customerID) }
+    }
+
+    /// Streams that opened with a remembered snapshot instead of reading one.
+    public var streamsStartedFromMemory: Int { startsFromMemory.load(ordering: .relaxed) }
+
+    /// Taken by a subscribed stream before it reads its snapshot, and handed back to ``remember(_:of:for:ticket:)``.
+    var startTicket: UInt64 { starts.withLock { $0.ticket } }
+
+    /// Keeps `snapshot` of `id`, read by a subscribed stream of `principal` (who was found to see the interaction)
+    /// since it took `ticket`, for the streams that follow, unless the interaction may have changed since.
+    func remember(_ snapshot: InteractionStreamEvent, of id: UUID, for principal: Principal, ticket: UInt64) {
+        let start = StreamStartCache.Start(tenantID: principal.tenantID,
+                                           customerID: InteractionStore.customerScope(principal), snapshot: snapshot)
+        starts.withLock { $0.remember(start, for: id, ticket: ticket) }
+    }
+
     /// Live subscribers, all interactions together (observable; back to zero when clients leave).
     public var subscriberCount: Int { hub.subscriberCount }
 
@@ -133,10 +170,13 @@ public final class InteractionEvents: Service {
         // after subscribing, which holds every event these notices announce.
         guard hub.subscriberCount > 0 else {
             dispatched.withLock { if !$0.isEmpty { $0.removeAll() } }
+            starts.withLock { $0.forgetAll() }
             return
         }
         runsMatched.withLock { $0 += 1 }
         let batch = NoticeBatch(notices: notices)
+        // Before anything of theirs is published: a stream that finds a start remembered gets every later event live.
+        if !batch.changed.isEmpty { starts.withLock { $0.forget(batch.changed) } }
         for ids in Self.reads(of: batch.interactions) {
             guard let stored = await read(ids, ranges: { id, mark in
                 // Only up to the notices' own events: later ones come with their notices, in commit order, so a
@@ -155,6 +195,7 @@ public final class InteractionEvents: Service {
     /// dispatcher has no mark for yet, its latest event: a stream behind it fills the hole from the log), with one
     /// log read per ``readLimit`` interactions.
     public func catchUp() async {
+        starts.withLock { $0.forgetAll() }
         for ids in Self.reads(of: hub.keys) {
             guard let stored = await read(ids, ranges: { id, mark in
                 InteractionEventLog.Range(id: id, after: mark, through: nil)

@@ -30,12 +30,16 @@ struct InteractionStreamRoute: Sendable {
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         let id = try InteractionRequest.id(request)
         let lastEventID = try InteractionStreamRoute.lastEventID(request)
-        guard let position = try await starts.position(of: id, for: principal) else { throw InteractionError.notFound(id) }
-        if let lastEventID {
-            // Nothing can ever follow the final event: 204 makes an EventSource stop reconnecting.
-            if position.isOver && lastEventID >= position.lastSeq { return .empty(status: 204) }
-            guard lastEventID <= position.lastSeq else {
-                throw InteractionError.resumeBeyondLog(id, lastEventID: lastEventID, lastSeq: position.lastSeq)
+        // A start remembered from an earlier stream says as much as the log's position would: the interaction is
+        // live, and the caller may see it.
+        if lastEventID != nil || !events.remembersStart(of: id, for: principal) {
+            guard let position = try await starts.position(of: id, for: principal) else { throw InteractionError.notFound(id) }
+            if let lastEventID {
+                // Nothing can ever follow the final event: 204 makes an EventSource stop reconnecting.
+                if position.isOver && lastEventID >= position.lastSeq { return .empty(status: 204) }
+                guard lastEventID <= position.lastSeq else {
+                    throw InteractionError.resumeBeyondLog(id, lastEventID: lastEventID, lastSeq: position.lastSeq)
+                }
             }
         }
 
@@ -44,8 +48,7 @@ struct InteractionStreamRoute: Sendable {
         if let lastEventID {
             replay = try await starts.events(of: id, after: lastEventID)
         } else {
-            guard let snapshot = try await starts.snapshot(of: id) else { throw InteractionError.notFound(id) }
-            replay = [snapshot]
+            replay = [try await snapshot(of: id, for: principal)]
         }
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
         let finished = replay.contains(where: \.terminal)
@@ -74,6 +77,16 @@ struct InteractionStreamRoute: Sendable {
         return Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
                                                "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
                         stream: body)
+    }
+
+    /// The `state` event a subscribed stream without `Last-Event-ID` opens with: remembered from an earlier stream
+    /// (looked up after subscribing, when it is exact), else read, and remembered for the streams that follow.
+    private func snapshot(of id: UUID, for principal: Principal) async throws -> InteractionStreamEvent {
+        if let remembered = events.rememberedSnapshot(of: id, for: principal) { return remembered }
+        let ticket = events.startTicket
+        guard let snapshot = try await starts.snapshot(of: id) else { throw InteractionError.notFound(id) }
+        events.remember(snapshot, of: id, for: principal, ticket: ticket)
+        return snapshot
     }
 
     /// The stream's first bytes: the reconnection delay, then the replay (or snapshot), in one buffer.

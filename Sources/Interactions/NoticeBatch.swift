@@ -19,22 +19,30 @@ struct NoticeBatch: Equatable {
     /// Per interaction, from the first stored `seq` noticed to the highest: what one log read must cover (a read
     /// with no mark starts just before the first notice's event, as the first notice alone would read).
     private(set) var storedRange: [UUID: ClosedRange<Int64>] = [:]
+    /// Interactions a notice says changed in the database (a stored event, or an erasure's redaction): what a new
+    /// stream would start from is no longer what it was (typing and notes change nothing stored).
+    private(set) var changed: [UUID] = []
 
     /// The plan for `notices` (payloads; unreadable ones are skipped).
     init(notices: [String]) {
         for payload in notices {
             switch InteractionNotice(payload: payload) {
             case .stored(let id, let seq):
+                changed.append(id)
                 append(.through(seq), to: id)
                 let range = storedRange[id]
                 storedRange[id] = (range?.lowerBound ?? seq) ... max(range?.upperBound ?? seq, seq)
             case .typing(let id, let isTyping, let role, let user):
                 append(.ephemeral(Self.typingEvent(isTyping: isTyping, role: role, user: user)), to: id)
             case .redacted(let id, let seqs) where !seqs.isEmpty:
+                changed.append(id)
                 append(.ephemeral(Self.redactedEvent(seqs)), to: id)
-            case .redacted, .note, nil:
-                // Notes reach agents through the inbox (and the note routes), never through interaction streams; a
-                // redaction naming no event only tells inbox streams to look.
+            case .redacted(let id, _):
+                // The interaction itself changed (its customer, its subject): nothing to hand streams, but what a new
+                // one starts from is read again. Inbox streams look for themselves.
+                changed.append(id)
+            case .note, nil:
+                // Notes reach agents through the inbox (and the note routes), never through interaction streams.
                 continue
             }
         }
