@@ -76,6 +76,18 @@ final class ConnectionContext: @unchecked Sendable {
         if resume { MHD_resume_connection(connection) }
     }
 
+    /// Hands over a streamed answer given on the libmicrohttpd thread, the connection never suspended (`deliver`
+    /// resumes, and watches the socket only when it does): its opening is queued and its socket watched.
+    func deliverInPlace(_ response: Response) {
+        state.withLock { state in
+            _ = state.respond(response)
+            state.pendingResponse = nil
+            if state.streaming, !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
+                state.watched = true
+            }
+        }
+    }
+
     /// Takes the response waiting to be queued, on the libmicrohttpd thread.
     func takePendingResponse() -> Response? {
         state.withLock { $0.pendingResponse.take() }

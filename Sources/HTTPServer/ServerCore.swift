@@ -111,6 +111,7 @@ final class ServerCore: Sendable {
         }
         if refusing.load(ordering: .relaxed) { return refuse(context) }
         if let fromMemory, context.request.body.isEmpty, let response = fromMemory(&context.request) {
+            if case .stream(let body) = response.body { return startFromMemory(response, producer: body.produce, for: context) }
             return queue(response, for: context)
         }
         return startGuarded(context)
@@ -175,13 +176,7 @@ final class ServerCore: Sendable {
                 // A fresh task produces the body: this one's stack grew through routing, middleware and the
                 // handler's queries, and a task keeps its stack memory until it ends — for a stream, hours. It holds
                 // the producing closure alone, not the opening bytes (already queued by `deliver`).
-                let produce = body.produce
-                let producer = Task { await self.produce(produce, into: context) }
-                let cancelNow = context.state.withLock { state -> Bool in
-                    state.task = producer
-                    return state.cancelRequested
-                }
-                if cancelNow { producer.cancel() }
+                self.startProducer(body.produce, for: context)
             }
         }
         let cancelNow = context.state.withLock { state -> Bool in
@@ -190,6 +185,26 @@ final class ServerCore: Sendable {
         }
         if cancelNow { task.cancel() }
         return .YES
+    }
+
+    /// A streamed answer from memory, on the libmicrohttpd thread: handed over (its opening queued, its socket
+    /// watched), queued, and its producer started. The stream costs no task for the request, no suspension and no resume.
+    private func startFromMemory(_ response: Response, producer produce: @escaping @Sendable (BodyWriter) async throws -> Void,
+                                 for context: ConnectionContext) -> MHD_Result {
+        context.deliverInPlace(response)
+        let result = queue(response, for: context)
+        if result == .YES { startProducer(produce, for: context) }
+        return result
+    }
+
+    /// Starts the task that produces a streamed body; cancelled at once if the client already went away.
+    private func startProducer(_ produce: @escaping @Sendable (BodyWriter) async throws -> Void, for context: ConnectionContext) {
+        let producer = Task { await self.produce(produce, into: context) }
+        let cancelNow = context.state.withLock { state -> Bool in
+            state.task = producer
+            return state.cancelRequested
+        }
+        if cancelNow { producer.cancel() }
     }
 
     private func respond(to request: Request) async -> Response {

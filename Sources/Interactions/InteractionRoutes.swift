@@ -49,7 +49,7 @@ public final class InteractionRoutes: Sendable {
         router.post("/v1/interactions/{id}/assign", guardian.require([.agent, .apiKey], assign))
         router.post("/v1/interactions/{id}/notes", guardian.require(.agent, postNote))
         router.get("/v1/interactions/{id}/notes", guardian.require(.agent, listNotes))
-        router.get(Self.eventStreamTemplate, guardian.require(.session, streams.stream))
+        router.get(Self.eventStreamTemplate, guardian.require(.session, streams.stream, fromMemory: streams.streamFromMemory))
     }
 
     struct CreateBody: RequestBody {

@@ -50,6 +50,25 @@ struct InteractionStreamRoute: Sendable {
         } else {
             replay = [try await snapshot(of: id, for: principal)]
         }
+        return response(id, subscription: subscription, replay: replay, after: lastEventID)
+    }
+
+    /// The answer from memory, on the server's thread: a new stream (no `Last-Event-ID`) of an interaction whose start
+    /// is remembered, the caller's token known. Nil, for ``stream(_:_:)`` to answer, in every other case — an error
+    /// included (a bad id or header, the user's stream cap): that answer says what is wrong.
+    @Sendable func streamFromMemory(_ request: Request, _ principal: Principal) -> Response? {
+        guard let id = try? InteractionRequest.id(request), (try? InteractionStreamRoute.lastEventID(request)) == .some(nil),
+              events.remembersStart(of: id, for: principal),
+              let subscription = try? events.subscribe(id, for: principal),
+              // Looked up again once subscribed, when it is exact; without it, the subscription ends as it is dropped.
+              let snapshot = events.rememberedSnapshot(of: id, for: principal) else { return nil }
+        return response(id, subscription: subscription, replay: [snapshot], after: nil)
+    }
+
+    /// The stream of `id`: `replay` (the snapshot, or the events after `lastEventID`) with the head, then the live
+    /// events `subscription` brings that come after it.
+    private func response(_ id: UUID, subscription: SubscriberHub<UUID, InteractionStreamEvent>.Subscription,
+                          replay: [InteractionStreamEvent], after lastEventID: Int64?) -> Response {
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
         let finished = replay.contains(where: \.terminal)
         let retryMilliseconds = events.reconnectDelay.wholeMilliseconds

@@ -1,4 +1,5 @@
 import HTTPServer
+import TestSupport
 import Testing
 
 /// Over real sockets: a route's answer from memory is given on libmicrohttpd's thread, outside any task, and every
@@ -53,5 +54,49 @@ struct MemoryAnswerTests {
 
         for counter in prepared + completed { #expect(counter.count == 4) }
         #expect(fromMemory.count == 2 && responder.count == 2 && inTask.count == 0)
+    }
+
+    /// A streamed answer from memory is queued with its opening and produced by its own task, with no task for the
+    /// request; a client that leaves cancels the producer as it would a responder's stream.
+    @Test func aStreamAnsweredFromMemoryIsProducedAndEndsWithItsClient() async throws {
+        let responder = Counter(), inTask = Counter(), cancelled = Counter()
+        var router = Router()
+        router.use(RequestIDMiddleware())
+        router.use(ErrorMiddleware())
+        router.get("/events/{key}", fromMemory: { request in
+            if withUnsafeCurrentTask(body: { $0 != nil }) { inTask.increment() }
+            let quiet = request.parameter("key") == "quiet"
+            return Response(status: 200, stream: StreamedBody(opening: Array("opening\n".utf8)) { writer in
+                try await writer.write(Array("then\n".utf8))
+                guard quiet else { return }
+                do { try await Task.sleep(for: .seconds(600)) } catch { cancelled.increment() }
+            })
+        }) { _ in
+            responder.increment()
+            return Response(status: 500)
+        }
+        let built = router.buildResponder()
+        let server = HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+                                responder: built.respond(to:), fromMemory: built.answerFromMemory(_:))
+        let port = try server.start()
+        do {
+            for _ in 0 ..< 20 {
+                let response = try await request(port: port, "GET", "/events/hot")
+                #expect(response.status == 200 && response.text == "opening\nthen\n")
+                #expect(response.header("X-Request-ID") != nil)
+            }
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /events/quiet HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = try await onThread { try socket.read(until: "then") }
+            #expect(server.openStreams == 1)
+            socket.shutdownAndClose()
+            #expect(await eventually(timeout: .seconds(10)) { cancelled.count == 1 })
+            #expect(await eventually(timeout: .seconds(10)) { server.openStreams == 0 })
+        } catch {
+            await server.shutdown(deadline: .seconds(2))
+            throw error
+        }
+        await server.shutdown(deadline: .seconds(2))
+        #expect(responder.count == 0 && inTask.count == 0)
     }
 }

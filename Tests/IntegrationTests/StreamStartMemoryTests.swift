@@ -61,6 +61,23 @@ struct StreamStartMemoryTests {
         await app.stop()
     }
 
+    /// A stream started from memory is answered on the server's thread, without a task for its request: its client
+    /// leaving must still end it and release its subscription.
+    @Test func aStreamStartedFromMemoryEndsWhenItsClientLeaves() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        var clients: [(client: EventStreamClient, after: Int64)] = []
+        try await attachUntilOneStartsFromMemory(app, id, who.alice, into: &clients)
+        #expect(await eventually { app.app.liveSubscribers == clients.count })
+        clients.last?.client.socket.shutdownAndClose()
+        // Noticed by the socket's watch, not at the next heartbeat (15 s) that would fail to be sent.
+        #expect(await eventually(timeout: .seconds(8)) { app.app.liveSubscribers == clients.count - 1 })
+        for (client, _) in clients.dropLast() { client.socket.shutdownAndClose() }
+        #expect(await eventually { app.app.liveSubscribers == 0 })
+        await app.stop()
+    }
+
     /// Attaches streams of `id` one after another, each reading its snapshot (whose id must be `startingAt`, when
     /// given), until one opened from memory (at most 50); adds each, with its snapshot's id, to `clients`.
     private func attachUntilOneStartsFromMemory(_ app: TestApp, _ id: String, _ token: String,
