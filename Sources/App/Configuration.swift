@@ -142,6 +142,7 @@ public struct Configuration: Sendable {
         streams.connectionMemoryLimit = 4 * 1024
         streams.streamBlockSize = 1024
         streams.directStreamWrites = true
+        streams.acceptsOnOwnThread = true
         return streams
     }
 

@@ -27,8 +27,10 @@ final class ConnectionFront: Sendable {
 
     /// Binds the configured address and starts routing connections: to `handoff.server` when the first request
     /// asks for one of its paths (and its head is short enough for the front to look at), else (or when it does not
-    /// take them) to `fallback`; connections nobody takes are closed.
-    static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff, addresses: AddressLimits,
+    /// take them) to `fallback`; connections nobody takes are closed. Without `readingHeads`, every connection goes
+    /// to `fallback` as soon as it is accepted, unread.
+    static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff, readingHeads: Bool = true,
+                      addresses: AddressLimits,
                       fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption) throws
         -> ConnectionFront {
         let router = Unmanaged.passRetained(ConnectionRouter(handoff: handoff, addresses: addresses, fallback: fallback))
@@ -36,7 +38,7 @@ final class ConnectionFront: Sendable {
         var error: Int32 = 0
         let pointer = (configuration.host ?? "").withCString { host in
             sb_front_start(configuration.host == nil ? nil : host, UInt16(configuration.port), Int32(ServerConfiguration.listenBacklog),
-                           UInt32(configuration.connectionLimit), Int64(deadline.wholeMilliseconds), addresses.pointer,
+                           UInt32(readingHeads ? configuration.connectionLimit : 0), Int64(deadline.wholeMilliseconds), addresses.pointer,
                            ConnectionFront.handoffCallback, router.toOpaque(), &error)
         }
         guard let pointer else {

@@ -57,15 +57,17 @@ public final class HTTPServer: Sendable {
     public func start() throws -> Int {
         let configuration = core.configuration
         _ = sb_raise_nofile_limit()
-        let handle = try DaemonHandle.start(configuration, core: core,
-                                            listening: configuration.listens && handoff == nil)
+        let fronted = configuration.listens && (handoff != nil || configuration.acceptsOnOwnThread)
+        let handle = try DaemonHandle.start(configuration, core: core, listening: configuration.listens && !fronted)
         var port: Int? = configuration.listens ? Int(sb_mhd_bound_port(handle.pointer)) : nil
         var started = Optional(handle)
         intake.withLock { $0 = started.take() }
         var front: ConnectionFront?
-        if let handoff {
+        if fronted {
             do {
-                front = try ConnectionFront.start(configuration, handoff: handoff, addresses: core.addresses) {
+                // Without a handoff, every connection is this server's: nothing to read before handing it over.
+                front = try ConnectionFront.start(configuration, handoff: handoff ?? ConnectionHandoff(to: self, paths: []),
+                                                  readingHeads: handoff != nil, addresses: core.addresses) {
                     [self] fd, address, length in adopt(fd, address, length)
                 }
                 port = front?.port
@@ -137,7 +139,7 @@ public final class HTTPServer: Sendable {
     /// Connections the front closed as it accepted them, because their address held as many as it may.
     public var connectionsRefusedByAddress: Int { Int(front?.refusedByAddress ?? 0) }
 
-    /// The front of a server with a handoff, once started.
+    /// The front of a server with a handoff or its own accepting thread, once started.
     private var front: ConnectionFront? {
         state.withLock { state in
             if case .running(_, let front, _) = state { return front }

@@ -6,6 +6,11 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// False: no listening socket; the server serves only what another server's ``ConnectionHandoff`` gives it.
     public var listens = true
+    /// Accepts on a thread of its own (a ``ConnectionFront`` that hands each connection to the daemon at once), not
+    /// on libmicrohttpd's: that thread takes at most ten connections a turn between serving the others, so a burst of
+    /// thousands (event streams reconnecting together) can fill the kernel's accept queue, and a connection whose
+    /// SYN is dropped waits a second for its retry. A server with a ``ConnectionHandoff`` always has a front.
+    public var acceptsOnOwnThread = false
     /// libmicrohttpd polling threads; each owns a share of the connections.
     public var threads: Int
     /// The most connections served at once (divided among the threads); more wait in the listen backlog.
