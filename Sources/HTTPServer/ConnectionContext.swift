@@ -62,15 +62,7 @@ final class ConnectionContext: @unchecked Sendable {
         let resume = state.withLock { state -> Bool in
             // Only when this call hands the response over is the request still open, and its socket too.
             guard state.respond(response) else { return false }
-            if state.streaming {
-                // A stream may sit idle for hours between writes: its socket stays watched for the whole of it,
-                // so a client that leaves is noticed at once, not at the next write.
-                if !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
-                    state.watched = true
-                }
-            } else {
-                unwatchLocked(&state)
-            }
+            watchWhileStreamingLocked(&state)
             return true
         }
         if resume { MHD_resume_connection(connection) }
@@ -82,9 +74,19 @@ final class ConnectionContext: @unchecked Sendable {
         state.withLock { state in
             _ = state.respond(response)
             state.pendingResponse = nil
-            if state.streaming, !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
+            watchWhileStreamingLocked(&state)
+        }
+    }
+
+    /// A stream may sit idle for hours between writes: its socket stays watched for the whole of it, so a client that
+    /// leaves is noticed at once, not at the next write. Any other answer's socket is watched no longer.
+    private func watchWhileStreamingLocked(_ state: inout ConnectionState) {
+        if state.streaming {
+            if !state.watched, DisconnectMonitor.add(socket: socket, id: id, to: core.monitor.epoll) {
                 state.watched = true
             }
+        } else {
+            unwatchLocked(&state)
         }
     }
 
