@@ -27,10 +27,9 @@ final class ConnectionFront: Sendable {
 
     /// Binds the configured address and starts routing connections: to `handoff.server` when the first request
     /// asks for one of its paths (and its head is short enough for the front to look at), else (or when it does not
-    /// take them) to `fallback`; connections nobody takes are closed. Without `readingHeads`, every connection goes
-    /// to `fallback` as soon as it is accepted, unread.
-    static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff, readingHeads: Bool = true,
-                      addresses: AddressLimits,
+    /// take them) to `fallback`; connections nobody takes are closed. Without a handoff, every connection goes to
+    /// `fallback` as soon as it is accepted, unread.
+    static func start(_ configuration: ServerConfiguration, handoff: ConnectionHandoff?, addresses: AddressLimits,
                       fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption) throws
         -> ConnectionFront {
         let router = Unmanaged.passRetained(ConnectionRouter(handoff: handoff, addresses: addresses, fallback: fallback))
@@ -38,7 +37,7 @@ final class ConnectionFront: Sendable {
         var error: Int32 = 0
         let pointer = (configuration.host ?? "").withCString { host in
             sb_front_start(configuration.host == nil ? nil : host, UInt16(configuration.port), Int32(ServerConfiguration.listenBacklog),
-                           UInt32(readingHeads ? configuration.connectionLimit : 0), Int64(deadline.wholeMilliseconds), addresses.pointer,
+                           UInt32(handoff == nil ? 0 : configuration.connectionLimit), Int64(deadline.wholeMilliseconds), addresses.pointer,
                            ConnectionFront.handoffCallback, router.toOpaque(), &error)
         }
         guard let pointer else {
@@ -99,12 +98,13 @@ final class ConnectionFront: Sendable {
 
 /// Where the front's connections go; called on the front's thread.
 final class ConnectionRouter: Sendable {
-    let handoff: ConnectionHandoff
+    /// Where connections asking for its paths go; nil: every connection goes to `fallback`.
+    let handoff: ConnectionHandoff?
     /// The address table the front counts in; held for as long as the front may call back.
     let addresses: AddressLimits
     let fallback: @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption
 
-    init(handoff: ConnectionHandoff, addresses: AddressLimits,
+    init(handoff: ConnectionHandoff?, addresses: AddressLimits,
          fallback: @escaping @Sendable (Int32, UnsafePointer<sockaddr>, socklen_t) -> Adoption) {
         self.handoff = handoff
         self.addresses = addresses
@@ -114,7 +114,7 @@ final class ConnectionRouter: Sendable {
     /// Hands `fd` to the daemon its first request asks for, or the fallback; true when a daemon took it (false: it
     /// is closed, refused by a daemon at its limit or by nobody running).
     func route(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t, target: UnsafeRawBufferPointer?) -> Bool {
-        if let target, handoff.wants(target: target) {
+        if let target, let handoff, handoff.wants(target: target) {
             switch handoff.server.adopt(fd, address, length) {
             case .taken: return true
             case .refused: return false

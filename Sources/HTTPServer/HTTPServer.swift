@@ -66,8 +66,7 @@ public final class HTTPServer: Sendable {
         if fronted {
             do {
                 // Without a handoff, every connection is this server's: nothing to read before handing it over.
-                front = try ConnectionFront.start(configuration, handoff: handoff ?? ConnectionHandoff(to: self, paths: []),
-                                                  readingHeads: handoff != nil, addresses: core.addresses) {
+                front = try ConnectionFront.start(configuration, handoff: handoff, addresses: core.addresses) {
                     [self] fd, address, length in adopt(fd, address, length)
                 }
                 port = front?.port
