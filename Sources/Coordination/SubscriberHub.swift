@@ -57,7 +57,7 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
                                         onCancel: { reader.mailbox.cancel() })
         let added = registry.withLock { $0.add(mailbox, id: id, for: key) }
         if !added { mailbox.finish() }
-        return Subscription(id: id, key: key, stream: stream)
+        return Subscription(id: id, key: key, stream: stream, mailbox: mailbox)
     }
 
     /// Yields `event` to every subscriber of every key (a heartbeat, say); one call instead of a timer each.

@@ -11,6 +11,8 @@
 /// - ``cancel()`` (the consumer's task was cancelled, or its stream dropped): the queue is emptied and the reader
 ///   ends at once.
 /// - `onTermination` runs exactly once, at the first of the two.
+/// - ``whenReady(_:)``: for a consumer that starts reading only once there is something to read (a stream whose
+///   producer is not started while it has nothing to send), called once, at the first event or the close.
 @usableFromInline
 final class SubscriberMailbox<Event: Sendable>: Sendable {
     /// The queue and the reader waiting on it, only touched under ``state``'s lock.
@@ -23,6 +25,8 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
         @usableFromInline var reader: UnsafeContinuation<Event?, Never>?
         /// Finished or cancelled: no event is taken any more.
         @usableFromInline var closed = false
+        /// Called once, outside the lock, by the first yield or close after it was set (see `whenReady`).
+        @usableFromInline var waker: (@Sendable () -> Void)?
 
         @usableFromInline init() {}
 
@@ -86,18 +90,32 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
     /// Hands `event` to the waiting reader or queues it.
     @inlinable
     func yield(_ event: Event) -> Delivery {
-        let (delivery, reader) = state.withLock { state -> (Delivery, UnsafeContinuation<Event?, Never>?) in
-            if state.closed { return (.closed, nil) }
+        let (delivery, reader, waker) = state.withLock { state -> (Delivery, UnsafeContinuation<Event?, Never>?, (@Sendable () -> Void)?) in
+            if state.closed { return (.closed, nil, nil) }
             if let reader = state.reader {
                 state.reader = nil
-                return (.enqueued, reader)
+                return (.enqueued, reader, nil)
             }
-            if state.events.count - state.head >= limit { return (.dropped, nil) }
+            if state.events.count - state.head >= limit { return (.dropped, nil, nil) }
             state.enqueue(event)
-            return (.enqueued, nil)
+            return (.enqueued, nil, state.waker.take())
         }
         reader?.resume(returning: event)
+        waker?()
         return delivery
+    }
+
+    /// Calls `wake` once, when there is something to read: at once if an event is queued or the mailbox is closed,
+    /// else at the first event or the close (on the thread that brings it, outside the lock). For a consumer that
+    /// does not read before then; a later call replaces a waker not called yet.
+    @inlinable
+    func whenReady(_ wake: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.closed || state.head < state.events.count { return true }
+            state.waker = wake
+            return false
+        }
+        if now { wake() }
     }
 
     /// The next event, waiting for one while none is queued; nil once the mailbox is closed and drained.
@@ -145,15 +163,18 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
     /// Inlinable like the rest, so that where the hub is used it runs without looking up the generic types it holds.
     @inlinable
     func close(discarding: Bool) {
-        let (reader, first, _) = state.withLock { state -> (UnsafeContinuation<Event?, Never>?, Bool, [Event]) in
+        let (reader, waker, first, _) = state.withLock {
+            state -> (UnsafeContinuation<Event?, Never>?, (@Sendable () -> Void)?, Bool, [Event]) in
             let first = !state.closed
             state.closed = true
             defer { state.reader = nil }
-            guard discarding else { return (state.reader, first, []) }
+            let waker = state.waker.take()
+            guard discarding else { return (state.reader, waker, first, []) }
             defer { state.events = []; state.head = 0 }
-            return (state.reader, first, state.events)  // the events are released after unlocking
+            return (state.reader, waker, first, state.events)  // the events are released after unlocking
         }
         reader?.resume(returning: nil)
+        waker?()
         if first { onTermination() }
     }
 }

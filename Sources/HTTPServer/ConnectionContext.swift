@@ -98,7 +98,7 @@ final class ConnectionContext: @unchecked Sendable {
     /// The client went away while the request was suspended, or during a stream: cancel its task (a stream's
     /// producer, which then ends the response).
     func clientWentAway() {
-        let (task, reader) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<[UInt8]?, any Error>?) in
+        let (cancellation, reader) = state.withLock { state -> (ConnectionState.Cancellation?, CheckedContinuation<[UInt8]?, any Error>?) in
             unwatchLocked(&state)
             if state.body != nil && !state.closed && !state.suspended {
                 // libmicrohttpd is reading this body and may not notice the close (see
@@ -112,12 +112,12 @@ final class ConnectionContext: @unchecked Sendable {
             return (state.requestCancellation(), reader)
         }
         reader?.resume(throwing: CancellationError())
-        task?.cancel()
+        cancellation?.perform()
     }
 
     /// The request is over (libmicrohttpd said so): no more writes, cancel whatever still runs.
     func requestCompleted() {
-        let (task, writer, reader) = state.withLock { state in
+        let (cancellation, writer, reader) = state.withLock { state in
             state.closed = true
             unwatchLocked(&state)
             // Moved out, not copied and then cleared, and the writer only when there (the body's reader is only looked
@@ -128,7 +128,7 @@ final class ConnectionContext: @unchecked Sendable {
         }
         writer?.resume(throwing: CancellationError())
         reader?.resume(throwing: CancellationError())
-        task?.cancel()
+        cancellation.perform()
     }
 
     /// Registers the socket with the monitor when the request is still suspended (called by the monitor).
@@ -151,22 +151,22 @@ final class ConnectionContext: @unchecked Sendable {
 extension ConnectionContext {
     /// Shutdown: answers a request that is still running with `response` (its own answer, if it comes, is dropped).
     func forceRespond(_ response: Response) {
-        state.withLock { $0.requestCancellation() }?.cancel()
+        state.withLock { $0.requestCancellation() }.perform()
         deliver(response)
     }
 
     /// Shutdown: ends a streamed body now, whatever its producer is doing.
     func forceFinishStream() {
-        let (task, resume) = state.withLock { state -> (Task<Void, Never>?, Bool) in
+        let (cancellation, resume) = state.withLock { state -> (ConnectionState.Cancellation, Bool) in
             state.producerFinished = true
             return (state.requestCancellation(), state.takeSuspension())
         }
-        task?.cancel()
+        cancellation.perform()
         if resume { MHD_resume_connection(connection) }
     }
 
     /// Shutdown: asks a streamed body's producer to stop (it is cancelled and then finishes the stream).
     func cancelTask() {
-        state.withLock { $0.requestCancellation() }?.cancel()
+        state.withLock { $0.requestCancellation() }.perform()
     }
 }

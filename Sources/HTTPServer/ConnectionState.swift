@@ -14,6 +14,10 @@ struct ConnectionState {
     var task: Task<Void, Never>?
     /// Someone asked to cancel the task (perhaps before its handle was stored).
     var cancelRequested = false
+    /// A streamed body's producer not started yet, waiting for something to write (`StreamedBody.startsWhen`): it
+    /// starts the producer's task. Whoever takes it calls it: the body's wake-up, or a cancellation (the producer,
+    /// cancelled as it starts, ends the stream).
+    var waitingProducer: (@Sendable () -> Void)?
     /// The socket is registered with the disconnect monitor.
     var watched = false
     /// The request finished or the client went away: no more writes.
@@ -47,10 +51,23 @@ struct ConnectionState {
 
     var buffered: Int { buffer.count - readOffset }
 
-    /// Records that the task must stop (also for a task not stored yet) and returns it, to cancel outside the lock.
-    mutating func requestCancellation() -> Task<Void, Never>? {
+    /// Records that the task must stop (also for a task not stored yet) and returns what to do about it outside the
+    /// lock.
+    mutating func requestCancellation() -> Cancellation {
         cancelRequested = true
-        return task
+        return Cancellation(task: task, waitingProducer: waitingProducer.take())
+    }
+
+    /// A cancellation to carry out outside the lock: the running task is cancelled, and a producer still waiting to
+    /// start is started (it finds the cancellation as it begins, and ends the stream).
+    struct Cancellation {
+        let task: Task<Void, Never>?
+        let waitingProducer: (@Sendable () -> Void)?
+
+        func perform() {
+            task?.cancel()
+            waitingProducer?()
+        }
     }
 
     /// Stores the responder's answer; returns whether the caller must resume the connection.

@@ -63,11 +63,21 @@ public struct StreamedBody: Sendable {
     /// The body's length when known up front: sent as `Content-Length` (not chunked), and `produce` must write
     /// exactly that many bytes (a producer that stops short ends the connection, so the client sees the cut).
     let length: Int?
+    /// When set, the producer's task is not started with the response: the server calls this once with a function
+    /// that starts it, and the body calls that function when `produce` has something to write (see
+    /// ``init(opening:startsWhen:_:)``). The server also starts it itself to end the stream (the client left,
+    /// shutdown).
+    let startsWhen: ProducerStart?
+
+    /// Given the function that starts a body's producer, calls it (once, on any thread) when the producer has
+    /// something to write.
+    public typealias ProducerStart = @Sendable (_ start: @escaping @Sendable () -> Void) -> Void
 
     /// A body that yields each chunk of `sequence` in turn.
     public init<Chunks: AsyncSequence & Sendable>(_ sequence: Chunks) where Chunks.Element == [UInt8] {
         opening = []
         length = nil
+        startsWhen = nil
         produce = { writer in
             for try await chunk in sequence {
                 try await writer.write(chunk)
@@ -81,6 +91,17 @@ public struct StreamedBody: Sendable {
         self.opening = opening
         self.produce = produce
         length = nil
+        startsWhen = nil
+    }
+
+    /// A body written by a closure that starts only once `startsWhen` says it has something to write: a stream that
+    /// waits for events, say, holds no task while it has none. `opening` is sent first, with the response's head.
+    public init(opening: [UInt8], startsWhen: @escaping ProducerStart,
+                _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
+        self.opening = opening
+        self.produce = produce
+        self.startsWhen = startsWhen
+        length = nil
     }
 
     /// A body of exactly `length` bytes written by a closure (a file read from storage, say), sent with
@@ -89,6 +110,7 @@ public struct StreamedBody: Sendable {
         opening = []
         self.produce = produce
         self.length = length
+        startsWhen = nil
     }
 }
 

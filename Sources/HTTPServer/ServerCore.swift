@@ -111,7 +111,7 @@ final class ServerCore: Sendable {
         }
         if refusing.load(ordering: .relaxed) { return refuse(context) }
         if let fromMemory, context.request.body.isEmpty, let response = fromMemory(&context.request) {
-            if case .stream(let body) = response.body { return startFromMemory(response, producer: body.produce, for: context) }
+            if case .stream(let body) = response.body { return startFromMemory(response, body: body, for: context) }
             return queue(response, for: context)
         }
         return startGuarded(context)
@@ -176,7 +176,7 @@ final class ServerCore: Sendable {
                 // A fresh task produces the body: this one's stack grew through routing, middleware and the
                 // handler's queries, and a task keeps its stack memory until it ends — for a stream, hours. It holds
                 // the producing closure alone, not the opening bytes (already queued by `deliver`).
-                self.startProducer(body.produce, for: context)
+                self.startProducer(body, for: context)
             }
         }
         let cancelNow = context.state.withLock { state -> Bool in
@@ -189,17 +189,33 @@ final class ServerCore: Sendable {
 
     /// A streamed answer from memory, on the libmicrohttpd thread: handed over (its opening queued, its socket
     /// watched), queued, and its producer started. The stream costs no task for the request, no suspension and no resume.
-    private func startFromMemory(_ response: Response, producer produce: @escaping @Sendable (BodyWriter) async throws -> Void,
-                                 for context: ConnectionContext) -> MHD_Result {
+    private func startFromMemory(_ response: Response, body: StreamedBody, for context: ConnectionContext) -> MHD_Result {
         context.deliverInPlace(response)
         let result = queue(response, for: context)
-        if result == .YES { startProducer(produce, for: context) }
+        if result == .YES { startProducer(body, for: context) }
         return result
     }
 
-    /// Starts the task that produces a streamed body; cancelled at once if the client already went away.
-    private func startProducer(_ produce: @escaping @Sendable (BodyWriter) async throws -> Void, for context: ConnectionContext) {
-        let producer = Task { await self.produce(produce, into: context) }
+    /// Starts the task that produces a streamed body, now or, for a body that says when (`StreamedBody.startsWhen`),
+    /// once it has something to write; cancelled at once if the client already went away.
+    private func startProducer(_ body: StreamedBody, for context: ConnectionContext) {
+        guard let startsWhen = body.startsWhen else { return launchProducer(body.produce, for: context) }
+        let produce = body.produce
+        let launch: @Sendable () -> Void = { self.launchProducer(produce, for: context) }
+        let cancelled = context.state.withLock { state -> Bool in
+            if state.cancelRequested { return true }
+            state.waitingProducer = launch
+            return false
+        }
+        if cancelled { return launch() }
+        // Taken under the lock, so that the body's wake-up and a cancellation start it once between them.
+        startsWhen { context.state.withLock { $0.waitingProducer.take() }?() }
+    }
+
+    /// Starts the producer's task now.
+    private func launchProducer(_ produce: @escaping @Sendable (BodyWriter) async throws -> Void, for context: ConnectionContext) {
+        // Detached: started by whatever wakes the body (a publish, say), it inherits nothing from that caller's task.
+        let producer = Task.detached { await self.produce(produce, into: context) }
         let cancelNow = context.state.withLock { state -> Bool in
             state.task = producer
             return state.cancelRequested

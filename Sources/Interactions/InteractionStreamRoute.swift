@@ -76,8 +76,10 @@ struct InteractionStreamRoute: Sendable {
         // The replay goes out with the response's head, and the closure below does not hold it (it lives as long as
         // the stream: all of a long interaction's log, for a client resuming from 0).
         let opening = InteractionStreamRoute.opening(retryMilliseconds: retryMilliseconds, replay)
-        let body = StreamedBody(opening: opening) { writer in
-            if finished { return }
+        if finished { return InteractionStreamRoute.eventStream(StreamedBody(opening: opening) { _ in }) }
+        // The producer's task starts at the subscription's first event (or its end): a stream with nothing to send
+        // holds none, so a burst of new streams costs no task each.
+        let body = StreamedBody(opening: opening, startsWhen: subscription.whenReady) { writer in
             var sentThrough = replayedThrough
             for await event in subscription.stream {
                 if event.isHeartbeat {
@@ -93,9 +95,14 @@ struct InteractionStreamRoute: Sendable {
                 }
             }
         }
-        return Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
-                                               "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
-                        stream: body)
+        return InteractionStreamRoute.eventStream(body)
+    }
+
+    /// The 200 answer streaming `body` as Server-Sent Events.
+    private static func eventStream(_ body: StreamedBody) -> Response {
+        Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
+                                        "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
+                 stream: body)
     }
 
     /// The `state` event a subscribed stream without `Last-Event-ID` opens with: remembered from an earlier stream

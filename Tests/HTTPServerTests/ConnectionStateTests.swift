@@ -1,4 +1,5 @@
 import Testing
+import Coordination
 @testable import HTTPServer
 
 /// One connection's shared state without libmicrohttpd: who resumes the connection, what the content reader does,
@@ -41,8 +42,18 @@ struct ConnectionStateTests {
     @Test func cancellationRequestedBeforeTheTaskIsStoredIsRemembered() {
         var state = ConnectionState()
         let step7 = state.requestCancellation()
-        #expect(step7 == nil)
+        #expect(step7.task == nil && step7.waitingProducer == nil)
         #expect(state.cancelRequested)
+    }
+
+    @Test func aCancellationStartsAProducerStillWaitingOnceSoThatItEndsTheStream() {
+        var state = ConnectionState()
+        let starts = Locked(0)
+        state.waitingProducer = { starts.withLock { $0 += 1 } }
+        state.requestCancellation().perform()
+        state.requestCancellation().perform()
+        #expect(starts.withLock { $0 } == 1)
+        #expect(state.waitingProducer == nil && state.cancelRequested)
     }
 
     @Test func theReaderCopiesWhatIsBufferedSuspendsWhenEmptyAndEndsWhenTheProducerDid() {
