@@ -57,7 +57,7 @@ struct InteractionStreamRoute: Sendable {
     /// is remembered, the caller's token known. Nil, for ``stream(_:_:)`` to answer, in every other case — an error
     /// included (a bad id or header, the user's stream cap): that answer says what is wrong.
     @Sendable func streamFromMemory(_ request: Request, _ principal: Principal) -> Response? {
-        guard let id = try? InteractionRequest.id(request), (try? InteractionStreamRoute.lastEventID(request)) == .some(nil),
+        guard let id = try? InteractionRequest.id(request), InteractionStreamRoute.startsAfresh(request),
               events.remembersStart(of: id, for: principal),
               let subscription = try? events.subscribe(id, for: principal),
               // Looked up again once subscribed, when it is exact; without it, the subscription ends as it is dropped.
@@ -134,6 +134,11 @@ struct InteractionStreamRoute: Sendable {
             if event.terminal { return true }
         }
         return false
+    }
+
+    /// Whether `request` asks for a new stream: no `Last-Event-ID` at all (an unusable one is not that, but a 400).
+    static func startsAfresh(_ request: Request) -> Bool {
+        do { return try lastEventID(request) == nil } catch { return false }
     }
 
     static func lastEventID(_ request: Request) throws -> Int64? {

@@ -78,6 +78,36 @@ struct StreamStartMemoryTests {
         await app.stop()
     }
 
+    /// Once a start is remembered, the answer from memory serves new streams alone: an unusable `Last-Event-ID` (in the
+    /// header or the query) still gets its 400, never a snapshot as if the stream were new.
+    @Test func anUnusableLastEventIDIsRefusedWhileTheStartIsRemembered() async throws {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        var clients: [(client: EventStreamClient, after: Int64)] = []
+        try await attachUntilOneStartsFromMemory(app, id, who.alice, into: &clients)
+        #expect(app.app.liveSubscribers == clients.count)
+        for garbage in ["abc", "-1", "1.5"] {
+            let refused = try await Stream.follow(app, id, who.alice, lastEventID: garbage)
+            #expect(refused.status == 400, "Last-Event-ID: \(garbage)")
+            refused.socket.shutdownAndClose()
+            let port = app.port, token = who.alice
+            let queried = try await onThread {
+                try EventStreamClient(port: port, path: "/v1/interactions/\(id)/events?last_event_id=\(garbage)", token: token)
+            }
+            #expect(queried.status == 400, "last_event_id=\(garbage)")
+            queried.socket.shutdownAndClose()
+        }
+        // Still remembered: a new stream is answered from memory after the refusals.
+        let before = app.app.streamsStartedFromMemory
+        let fresh = try await Stream.follow(app, id, who.alice)
+        #expect(fresh.status == 200 && app.app.streamsStartedFromMemory == before + 1)
+        fresh.socket.shutdownAndClose()
+        for (client, _) in clients { client.socket.shutdownAndClose() }
+        #expect(await eventually { app.app.liveSubscribers == 0 })
+        await app.stop()
+    }
+
     /// Attaches streams of `id` one after another, each reading its snapshot (whose id must be `startingAt`, when
     /// given), until one opened from memory (at most 50); adds each, with its snapshot's id, to `clients`.
     private func attachUntilOneStartsFromMemory(_ app: TestApp, _ id: String, _ token: String,
