@@ -7,7 +7,9 @@
 #     POST carries its delivery); and the agent's read positions moving one event at a time over the same
 #     interactions (bench/writes_read.lua; each read writes the position and a `read` event); a customer opening
 #     interactions (bench/writes_create.lua); and the agent claiming the interactions and unassigning them in turn
-#     (bench/writes_assign.lua; each change logs an `assignment` event and an audit entry);
+#     (bench/writes_assign.lua; each change logs an `assignment` event and an audit entry); and the agent typing and
+#     then not, in turn, over the same interactions (bench/writes.lua with WRITES_ACTION=typing; not stored, each one
+#     a statement that locks the row and sends the notice while the interaction is live);
 #   - pgbench -M prepared -c8 running the transaction a message was before it became one statement
 #     (bench/writes/transaction.sql: BEGIN, the row lock, the append, the notice, COMMIT) on the same interactions;
 #   - FastAPI + uvicorn (2 workers) + asyncpg running that same transaction (bench/fastapi/app.py), under the same wrk
@@ -131,9 +133,10 @@ measure() {
         p50=$(awk '/latency average/ { print $4 "ms" }' "$raw") p99="-"
         errors=$(awk '/number of failed transactions/ { print $5 }' "$raw")
     else
-        local base=$url list=$ids token=$agent idempotent=0 path=/v1/interactions/
+        local base=$url list=$ids token=$agent idempotent=0 path=/v1/interactions/ action=messages
         case $kind in
             sb-key) idempotent=1 ;;
+            sb-typing) action=typing ;;
             sb-hook) list=$hook_ids token=$hook_agent ;;
             fastapi) base=$fastapi path=/interactions/ ;;
             c) base=$c_url token=$C_TOKEN ;;
@@ -153,7 +156,7 @@ measure() {
             WRITES_READS=$BENCH_OUT/raw/writes-reads.txt WRITES_TOKEN=$token WRK_THREADS=2 \
                 bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes_read.lua" "$base" >"$raw" 2>&1
         else
-            WRITES_IDS=$list WRITES_TOKEN=$token WRITES_IDEMPOTENT=$idempotent WRITES_PATH=$path \
+            WRITES_IDS=$list WRITES_TOKEN=$token WRITES_IDEMPOTENT=$idempotent WRITES_PATH=$path WRITES_ACTION=$action \
                 bench_run wrk -t2 -c32 -d"${BENCH_SECONDS}s" --latency -s "$BENCH_DIR/writes.lua" "$base" >"$raw" 2>&1
         fi
         client_after=$(children_cpu_ms)
@@ -199,6 +202,7 @@ for commit in on off; do
         measure "$at: Switchboard, read positions that move" "$commit-$r-read" sb-read
         measure "$at: Switchboard, interactions opened" "$commit-$r-create" sb-create
         measure "$at: Switchboard, claims and unassignments in turn" "$commit-$r-claim" sb-claim
+        measure "$at: Switchboard, typing and not in turn" "$commit-$r-typing" sb-typing
         measure "$at: pgbench -c8, the transaction" "$commit-$r-pgbench" pgbench
         [ -z "$fastapi" ] || measure "$at: FastAPI + asyncpg, the transaction" "$commit-$r-fastapi" fastapi
         measure "$at: C (libmicrohttpd + libpq), the same statement" "$commit-$r-c" c
@@ -234,7 +238,8 @@ verdicts=(
     "$(bench_measured "CPU per request in all processes (server, Postgres, client), which sets the rate on cores they share: Switchboard's POST $(bench_median "${all_sb[@]}") µs, C's $(bench_median "${all_c[@]}") µs, pgbench's transaction $(bench_median "${all_pgbench[@]}") µs (rounds ${all_sb[*]}; ${all_c[*]}; ${all_pgbench[*]})")"
 )
 # Each write's own figures (no bound of their own beyond the POST's: for telling builds apart), medians of the rounds.
-for write in "plain:message POST" "read:read position" "create:interaction opened" "claim:claim or unassignment"; do
+for write in "plain:message POST" "read:read position" "create:interaction opened" "claim:claim or unassignment" \
+    "typing:typing"; do
     key=${write%%:*} what=${write#*:} own=() switches=()
     for ((r = 1; r <= BENCH_ROUNDS; r++)); do own+=("${SB[off-$r-$key]}") switches+=("${CS[off-$r-$key]}"); done
     verdicts+=("$(bench_measured "$what: Switchboard CPU $(bench_median "${own[@]}") µs, context switches $(bench_median "${switches[@]}") per request (rounds ${own[*]} µs; ${switches[*]})")")
