@@ -33,7 +33,7 @@ public final class HTTPServer: Sendable {
     /// `fromMemory`, when given, is tried first for every request without a body, on the libmicrohttpd thread: an
     /// answer known at once, or nil to run `responder` on the request as `fromMemory` left it. It must never block or
     /// wait; typically `router.answerFromMemory(_:)`. A streamed answer goes out with its opening, and its producer
-    /// starts at once, in a task of its own.
+    /// runs in a task of its own: started at once, or when its body says (`StreamedBody(opening:startsWhen:_:)`).
     ///
     /// `streamsBody`, when given, is asked on each request's head whether its route reads the body as it arrives
     /// (typically `router.streamsBody(_:)`); such a responder starts at once, with ``Request/bodyStream``.

@@ -188,7 +188,8 @@ final class ServerCore: Sendable {
     }
 
     /// A streamed answer from memory, on the libmicrohttpd thread: handed over (its opening queued, its socket
-    /// watched), queued, and its producer started. The stream costs no task for the request, no suspension and no resume.
+    /// watched), queued, and its producer started, or set to start (see `startProducer`). The stream costs no task for
+    /// the request, no suspension and no resume.
     private func startFromMemory(_ response: Response, body: StreamedBody, for context: ConnectionContext) -> MHD_Result {
         context.deliverInPlace(response)
         let result = queue(response, for: context)
