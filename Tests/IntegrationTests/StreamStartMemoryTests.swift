@@ -64,11 +64,7 @@ struct StreamStartMemoryTests {
     /// A stream started from memory is answered on the server's thread, without a task for its request: its client
     /// leaving must still end it and release its subscription.
     @Test func aStreamStartedFromMemoryEndsWhenItsClientLeaves() async throws {
-        let app = try await TestApp.start()
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
-        var clients: [(client: EventStreamClient, after: Int64)] = []
-        try await attachUntilOneStartsFromMemory(app, id, who.alice, into: &clients)
+        let (app, _, _, clients) = try await aliceStreamsUntilOneStartsFromMemory()
         #expect(await eventually { app.app.liveSubscribers == clients.count })
         clients.last?.client.socket.shutdownAndClose()
         // Noticed by the socket's watch, not at the next heartbeat (15 s) that would fail to be sent.
@@ -81,11 +77,7 @@ struct StreamStartMemoryTests {
     /// Once a start is remembered, the answer from memory serves new streams alone: an unusable `Last-Event-ID` (in the
     /// header or the query) still gets its 400, never a snapshot as if the stream were new.
     @Test func anUnusableLastEventIDIsRefusedWhileTheStartIsRemembered() async throws {
-        let app = try await TestApp.start()
-        let who = try await InteractionsEndToEndTests.people(app)
-        let id = try await InteractionsEndToEndTests.start(app, who.alice)
-        var clients: [(client: EventStreamClient, after: Int64)] = []
-        try await attachUntilOneStartsFromMemory(app, id, who.alice, into: &clients)
+        let (app, who, id, clients) = try await aliceStreamsUntilOneStartsFromMemory()
         #expect(app.app.liveSubscribers == clients.count)
         for garbage in ["abc", "-1", "1.5"] {
             let refused = try await Stream.follow(app, id, who.alice, lastEventID: garbage)
@@ -106,6 +98,18 @@ struct StreamStartMemoryTests {
         for (client, _) in clients { client.socket.shutdownAndClose() }
         #expect(await eventually { app.app.liveSubscribers == 0 })
         await app.stop()
+    }
+
+    /// A new app with one interaction of Alice's, followed by her streams until one opened from memory (its start
+    /// is remembered from then on).
+    private func aliceStreamsUntilOneStartsFromMemory() async throws
+        -> (TestApp, InteractionsEndToEndTests.People, String, [(client: EventStreamClient, after: Int64)]) {
+        let app = try await TestApp.start()
+        let who = try await InteractionsEndToEndTests.people(app)
+        let id = try await InteractionsEndToEndTests.start(app, who.alice)
+        var clients: [(client: EventStreamClient, after: Int64)] = []
+        try await attachUntilOneStartsFromMemory(app, id, who.alice, into: &clients)
+        return (app, who, id, clients)
     }
 
     /// Attaches streams of `id` one after another, each reading its snapshot (whose id must be `startingAt`, when
