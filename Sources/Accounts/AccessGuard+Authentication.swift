@@ -75,7 +75,7 @@ extension AccessGuard {
 
     /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
     public static func bearerToken(_ request: Request) throws -> String {
-        guard var header = request.headers["Authorization"] else { throw AuthError.missing }
+        guard var header = request.headers[.authorization] else { throw AuthError.missing }
         // Over the header's bytes in place, by offset (every request but the probes presents one).
         let token = header.withUTF8 { bytes -> String? in
             var index = 0, end = bytes.count

@@ -9,18 +9,18 @@ import Foundation
 /// `revocationDelay` (5 s), so a revocation made on any replica takes effect everywhere within that time;
 /// revocations made here take effect at once. Expiry is checked on every use, not cached.
 public final class TokenStore: Sendable {
-    private let cache: RequestCoordinator<String, TokenRecord>
-    private let batches: BatchLoader<String, TokenRecord>
+    private let cache: RequestCoordinator<TokenKey, TokenRecord>
+    private let batches: BatchLoader<TokenKey, TokenRecord>
 
     /// A store in front of `store`'s lookups.
     public init(store: AccountStore, revocationDelay: Duration = .seconds(5), maxEntries: Int = 100_000) {
         self.cache = RequestCoordinator(caching: .timeToLive(revocationDelay, maxEntries: maxEntries))
         self.batches = BatchLoader { tokens in
             // Secrets of both kinds may share a batch: a query per kind.
-            var records: [String: TokenRecord] = [:]
+            var records: [TokenKey: TokenRecord] = [:]
             for kind in [SecretToken.Kind.session, .apiKey] {
-                let ofKind = tokens.filter { SecretToken.kind(of: $0) == kind }
-                records.merge(try await store.lookup(ofKind, kind: kind)) { _, new in new }
+                let ofKind = tokens.map(\.token).filter { SecretToken.kind(of: $0) == kind }
+                for (token, record) in try await store.lookup(ofKind, kind: kind) { records[TokenKey(token: token)] = record }
             }
             return records
         }
@@ -29,18 +29,19 @@ public final class TokenStore: Sendable {
     /// The record for `token` (a well-formed secret: `SecretToken.kind(of:)` is not nil), from the cache when fresh,
     /// else from Postgres: once for concurrent callers of one secret, in one batch with other cold secrets.
     public func record(for token: String) async throws -> TokenRecord {
-        if let cached = cache.cachedValue(for: token) { return cached }
-        return try await cache.value(for: token, from: batches) { $0 ?? .unknown }
+        let key = TokenKey(token: token)
+        if let cached = cache.cachedValue(for: key) { return cached }
+        return try await cache.value(for: key, from: batches) { $0 ?? .unknown }
     }
 
     /// The record for `token` if it is cached now, without waiting (for the synchronous fast path).
     public func cachedRecord(for token: String) -> TokenRecord? {
-        cache.cachedValue(for: token)
+        cache.cachedValue(for: TokenKey(token: token))
     }
 
     /// Forgets `token` here at once (after revoking it).
     public func forget(_ token: String) async {
-        await cache.invalidate(token)
+        await cache.invalidate(TokenKey(token: token))
     }
 
     /// Forgets every cached secret here (after revoking one by id, whose secret is not known).

@@ -50,7 +50,7 @@ public struct ConsoleRoutes: Sendable {
         guard let file = files.files[name.isEmpty ? "index.html" : name] else { throw Problem.notFound("No such console file.") }
         var headers: HTTPHeaders = ["Content-Type": file.contentType, "ETag": file.etag, "Cache-Control": "no-cache"]
         for (field, value) in ConsoleRoutes.securityHeaders { headers.set(field, value) }
-        if let tags = request.headers["If-None-Match"], EntityTag.list(tags, matches: file.etag) {
+        if let tags = request.headers[.ifNoneMatch], EntityTag.list(tags, matches: file.etag) {
             return Response(status: 304, headers: headers)
         }
         return Response(status: 200, headers: headers, shared: file.bytes)

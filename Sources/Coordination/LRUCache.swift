@@ -12,11 +12,12 @@ public struct LRUCache<Key: Hashable, Value> {
         @usableFromInline var newer: Int?
         /// The slot used less recently than this one, nil for the oldest.
         @usableFromInline var older: Int?
-        @usableFromInline var expiry: ContinuousClock.Instant?
+        /// When the entry expires, as an offset from `ClockOrigin` (an instant's layout is not fixed: see there).
+        @usableFromInline var expiry: Duration?
 
         @inlinable
         init(expiry: ContinuousClock.Instant?) {
-            self.expiry = expiry
+            self.expiry = expiry.map(ClockOrigin.offset(of:))
         }
     }
 
@@ -44,7 +45,7 @@ public struct LRUCache<Key: Hashable, Value> {
     @inlinable
     public mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
         guard let slot = slotsByKey[key] else { return nil }
-        if let expiry = links[slot].expiry, expiry <= now {
+        if let expiry = links[slot].expiry, expiry <= ClockOrigin.offset(of: now) {
             remove(key)
             return nil
         }
@@ -67,7 +68,7 @@ public struct LRUCache<Key: Hashable, Value> {
         guard capacity > 0 else { return }
         if let slot = slotsByKey[key] {
             values[slot] = value
-            links[slot].expiry = expiry
+            links[slot].expiry = expiry.map(ClockOrigin.offset(of:))
             moveToNewest(slot)
             return
         }

@@ -42,11 +42,26 @@ public struct FeedAddress: Sendable, Hashable {
     public let tenantID: UUID
     /// The feed's key within its tenant (see ``isValidKey(_:)``).
     public let key: String
+    /// The tenant's and key's hash, taken once: a read looks its page up by it and then its feed's change count, and
+    /// hashed the address afresh each time.
+    private let hash: Int
 
     /// The address of feed `key` of `tenantID`.
     public init(tenantID: UUID, key: String) {
         self.tenantID = tenantID
         self.key = key
+        var hasher = Hasher()
+        hasher.combine(tenantID)
+        hasher.combine(key)
+        hash = hasher.finalize()
+    }
+
+    public static func == (a: FeedAddress, b: FeedAddress) -> Bool {
+        a.hash == b.hash && a.tenantID == b.tenantID && a.key == b.key
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
     }
 
     /// The payload of a cross-replica change notice (ids only): `tenant:key:nonce`, the nonce making each

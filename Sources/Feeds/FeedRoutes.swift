@@ -46,7 +46,7 @@ public struct FeedRoutes: Sendable {
         var headers = HTTPHeaders(capacity: 4)
         headers.add("ETag", page.etag)
         headers.add("Cache-Control", "private, no-cache")
-        if let tags = request.headers["If-None-Match"], EntityTag.list(tags, matches: page.etag) {
+        if let tags = request.headers[.ifNoneMatch], EntityTag.list(tags, matches: page.etag) {
             return Response(status: 304, headers: headers)
         }
         headers.add("Content-Type", "application/json")

@@ -53,9 +53,11 @@ public enum Base64URL {
     /// Inlinable and without an optional: every request's token is checked a byte at a time with it.
     @inlinable
     public static func isAlphabet(_ byte: UInt8) -> Bool {
-        let letter = byte | 0x20  // upper and lower case alike
-        return (letter >= UInt8(ascii: "a") && letter <= UInt8(ascii: "z"))
-            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        // One bit per byte value, in two words: bytes 0–63 (`-`, `0`–`9`) and 64–127 (`A`–`Z`, `_`, `a`–`z`).
+        let low: UInt64 = 0x3FF << 48 | 1 << 45
+        let high: UInt64 = 0x3FF_FFFF << 1 | 1 << 31 | 0x3FF_FFFF << 33
+        let word = byte < 64 ? low : byte < 128 ? high : 0
+        return (word >> UInt64(byte & 63)) & 1 == 1
     }
 
     private static func value(of byte: UInt8) -> UInt32? {

@@ -29,7 +29,7 @@ struct BodyFlow {
     /// Bytes dropped after the responder answered (the body is read on, and dropped, so that the answer can go out).
     private(set) var discarded = 0
     /// The reader waiting for the next chunk (nil at the end).
-    var waiter: CheckedContinuation<[UInt8]?, any Error>?
+    var waiter: BodyWaiter?
     /// The reader stopped waiting: its task was cancelled, or the client went away.
     var failed = false
 

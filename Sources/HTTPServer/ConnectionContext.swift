@@ -15,7 +15,8 @@ final class ConnectionContext: @unchecked Sendable {
     let id: UInt64
     let connection: OpaquePointer
     unowned let core: ServerCore
-    let startedAt: ContinuousClock.Instant
+    /// When the request's head arrived.
+    var startedAt: ContinuousClock.Instant { request.arrival }
 
     // Written on the libmicrohttpd thread only, before the task starts. These and the two flags below are not checked
     // for overlapping access at run time (each access is a plain read or write on that one thread; the checks were
@@ -38,13 +39,14 @@ final class ConnectionContext: @unchecked Sendable {
     /// connection that may already be gone). Valid only while the request has not completed.
     let socket: Int32
 
-    init(id: UInt64, connection: OpaquePointer, core: ServerCore, request: Request) {
+    /// The context of a request whose head libmicrohttpd has just read: the head is read into `request` in place.
+    init(id: UInt64, connection: OpaquePointer, core: ServerCore, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) {
         self.id = id
         self.connection = connection
         self.socket = sb_mhd_connection_fd(connection)
         self.core = core
-        self.startedAt = request.arrival
-        self.request = request  // last: the request moves in rather than being copied
+        self.request = Request()
+        MHDRequestReader.read(connection, method: method, url: url, into: &request)
     }
 
     /// The request as the responder gets it: with a body stream reading from this connection when the route streams
@@ -53,7 +55,7 @@ final class ConnectionContext: @unchecked Sendable {
         guard streamsBody else { return request }
         var request = request
         request.bodyStream = RequestBodyStream(context: self, lowWater: core.configuration.streamedBodyHighWater / 4,
-                                               declaredLength: request.headers["Content-Length"].flatMap { Int($0) })
+                                               declaredLength: request.headers[.contentLength].flatMap { Int($0) })
         return request
     }
 
@@ -98,7 +100,7 @@ final class ConnectionContext: @unchecked Sendable {
     /// The client went away while the request was suspended, or during a stream: cancel its task (a stream's
     /// producer, which then ends the response).
     func clientWentAway() {
-        let (cancellation, reader) = state.withLock { state -> (ConnectionState.Cancellation?, CheckedContinuation<[UInt8]?, any Error>?) in
+        let (cancellation, reader) = state.withLock { state -> (ConnectionState.Cancellation?, BodyWaiter?) in
             unwatchLocked(&state)
             if state.body != nil && !state.closed && !state.suspended {
                 // libmicrohttpd is reading this body and may not notice the close (see
@@ -117,14 +119,10 @@ final class ConnectionContext: @unchecked Sendable {
 
     /// The request is over (libmicrohttpd said so): no more writes, cancel whatever still runs.
     func requestCompleted() {
-        let (cancellation, writer, reader) = state.withLock { state in
+        let (cancellation, writer, reader) = state.withLock { state -> (ConnectionState.Cancellation, WriterWaiter?, BodyWaiter?) in
             state.closed = true
             unwatchLocked(&state)
-            // Moved out, not copied and then cleared, and the writer only when there (the body's reader is only looked
-            // for in a body): most requests have neither, yet each copy of an optional continuation went through its
-            // type's witnesses.
-            let writer = state.writerWaiting == nil ? nil : state.writerWaiting.take()
-            return (state.requestCancellation(), writer, state.takeBodyWaiter())
+            return (state.requestCancellation(), state.writerWaiting.take(), state.takeBodyWaiter())
         }
         writer?.resume(throwing: CancellationError())
         reader?.resume(throwing: CancellationError())

@@ -59,7 +59,7 @@ extension ConnectionState {
     }
 
     /// Hands `chunk` to the waiting reader, or keeps it; returns the reader to resume outside the lock.
-    mutating func deliverBody(_ chunk: [UInt8]) -> CheckedContinuation<[UInt8]?, any Error>? {
+    mutating func deliverBody(_ chunk: [UInt8]) -> BodyWaiter? {
         guard body != nil else { return nil }
         if let waiter = body?.waiter {
             body?.waiter = nil
@@ -87,7 +87,7 @@ extension ConnectionState {
     }
 
     /// Takes the waiting reader, to resume with an error or the end.
-    mutating func takeBodyWaiter() -> CheckedContinuation<[UInt8]?, any Error>? {
+    mutating func takeBodyWaiter() -> BodyWaiter? {
         body?.waiter.take()
     }
 }

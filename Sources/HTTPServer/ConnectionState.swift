@@ -28,7 +28,7 @@ struct ConnectionState {
     var buffer: [UInt8] = []
     var readOffset = 0
     var producerFinished = false
-    var writerWaiting: CheckedContinuation<Void, any Error>?
+    var writerWaiting: WriterWaiter?
     /// Whether a writer may send to the socket itself (see `StreamWriter`): only for a body delimited by the
     /// connection's end, never chunk-encoded, so its bytes fit between libmicrohttpd's own writes.
     var directWrites = DirectWrites.off
@@ -121,7 +121,7 @@ struct ConnectionState {
     }
 
     /// Marks `count` bytes as sent; returns a waiting writer to wake when the buffer has drained enough.
-    mutating func consume(_ count: Int, lowWater: Int) -> CheckedContinuation<Void, any Error>? {
+    mutating func consume(_ count: Int, lowWater: Int) -> WriterWaiter? {
         readOffset += count
         if readOffset == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 16 * 1024)

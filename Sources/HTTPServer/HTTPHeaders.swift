@@ -6,6 +6,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (name: String, value: String)
 
     @usableFromInline var fields: [NameValue]
+    /// Which ``CommonHeader``s the fields include, when `classified`.
+    private var common: UInt32 = 0
+    /// Whether `common` is known: every field was added with its kind (a request's head, as read, when every name is
+    /// spelt as ``CommonHeader`` spells it or is none of them). A field added by name leaves it unknown.
+    private var classified = true
 
     /// An empty header list.
     public init() { fields = [] }
@@ -23,6 +28,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         // One more for the field a response usually gains on its way out (its request id).
         fields.reserveCapacity(elements.count + 1)
         for (name, value) in elements { fields.append(NameValue(name: name, value: value)) }
+        classified = elements.isEmpty
     }
 
     /// Makes room for `count` fields in all.
@@ -40,16 +46,28 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
     }
 
-    /// Calls `body` with each field's name and value in order, without copying them, until it returns false.
-    func forEachField(_ body: (borrowing String, borrowing String) -> Bool) {
-        fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices where !body(fields[index].name, fields[index].value) { return }
-        }
+    /// The first value of the field `header` names, or nil: at once when the list is known to lack it.
+    public subscript(header: CommonHeader) -> String? {
+        mayContain(header) ? self[header.name] : nil
+    }
+
+    /// Whether the list may have a field that `header` names (false only when it is known not to).
+    func mayContain(_ header: CommonHeader) -> Bool {
+        !classified || common & header.bit != 0
     }
 
     /// Appends a field, keeping any existing one of the same name.
     public mutating func add(_ name: String, _ value: String) {
         fields.append(NameValue(name: name, value: value))
+        classified = false
+    }
+
+    /// Appends a field read from a request's head, whose name is `header`'s as spelt there (nil: `name` is known to be
+    /// none of them), or not known (`known` false: `name` may be one, spelt otherwise).
+    mutating func add(_ name: String, _ value: String, header: CommonHeader?, known: Bool) {
+        fields.append(NameValue(name: name, value: value))
+        if let header { common |= header.bit }
+        if !known { classified = false }
     }
 
     /// Replaces every field of that name with a single one.
@@ -59,6 +77,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
         }
         fields.append(NameValue(name: name, value: value))
+        classified = false
     }
 
     /// How many fields there are, counting each repetition of a name.

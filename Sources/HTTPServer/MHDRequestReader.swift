@@ -5,20 +5,22 @@ import Glibc
 
 /// Reads a request's head out of libmicrohttpd into a `Request` (on the connection's thread).
 enum MHDRequestReader {
-    static func request(_ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) -> Request {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
-        withUnsafeMutablePointer(to: &headers) { pointer in
+    /// Reads the head into `request`, field by field where it lies (a request made here and then moved into its
+    /// connection's context was copied whole, and the original destroyed, on the way).
+    static func read(_ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
+                     into request: inout Request) {
+        request.headers.reserveCapacity(Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
+        withUnsafeMutablePointer(to: &request.headers) { pointer in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, pointer)
         }
         var query = QueryItems()
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, pointer)
         }
-        var request = Request(method: name(method, among: commonMethods), path: String(cString: url), query: query.items,
-                              headers: headers)
+        if !query.items.isEmpty { request.query = query.items }
+        request.method = name(method, among: commonMethods)
+        request.path = String(cString: url)
         request.clientAddress = clientAddress(connection)
-        return request
     }
 
     /// The peer's address as text (46 bytes hold any IPv6 address's text form).
@@ -36,16 +38,33 @@ enum MHDRequestReader {
     private static let headerIterator: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return .YES }
         let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-        headers.pointee.add(name(key, among: commonNames), value.map { String(cString: $0) } ?? "")
+        let (name, header, known) = headerName(key)
+        headers.pointee.add(name, value.map { String(cString: $0) } ?? "", header: header, known: known)
         return .YES
     }
 
-    /// Header names as clients usually spell them. A name that is one of these becomes the literal itself: no bytes
-    /// validated or copied, and nothing to count or free when the request ends (`name(_:among:)`).
-    static let commonNames = ["Host", "Accept", "Authorization", "User-Agent", "Accept-Encoding", "Accept-Language",
-                              "Connection", "Content-Type", "Content-Length", "If-None-Match", "Idempotency-Key",
-                              "Last-Event-ID", "X-Request-ID", "Cookie", "Origin", "Referer", "Cache-Control",
-                              "X-Forwarded-For", "X-Forwarded-Proto"]
+    /// A header's name, and which ``CommonHeader`` it is. A name spelt as one of them becomes that literal itself: no
+    /// bytes validated or copied, and nothing to count or free when the request ends. `known` is false for a name
+    /// that is one of them spelt otherwise (`content-length`): a lookup must then compare names.
+    static func headerName(_ key: UnsafePointer<CChar>) -> (name: String, header: CommonHeader?, known: Bool) {
+        let length = strlen(key)
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: length)
+        // A literal's bytes are always in place; were they not, the name would be no kind, and unknown (the safe side).
+        func literal(_ index: Int, else otherwise: Bool, _ matches: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+            CommonHeader.names[index].utf8.withContiguousStorageIfAvailable(matches) ?? otherwise
+        }
+        let lengths = CommonHeader.lengths
+        for index in lengths.indices where lengths[index] == length {
+            if literal(index, else: false, { memcmp($0.baseAddress!, bytes.baseAddress!, length) == 0 }) {
+                return (CommonHeader.names[index], CommonHeader(rawValue: index), true)
+            }
+        }
+        // None of them as spelt there: is it one of them spelt otherwise?
+        let spelledOtherwise = lengths.indices.contains { index in
+            lengths[index] == length && literal(index, else: true) { String.equalIgnoringASCIICase(bytes, $0) }
+        }
+        return (String(cString: key), nil, !spelledOtherwise)
+    }
 
     /// The methods of this API's routes, as literals in the same way.
     static let commonMethods = ["GET", "POST", "PATCH", "DELETE", "PUT", "HEAD", "OPTIONS"]

@@ -72,6 +72,10 @@ struct MiddlewareStack: Sendable {
         for index in layers.indices.prefix(prepared).reversed() {
             layers[index].complete(request, &outcome)
         }
-        return try outcome.get()
+        // Taken apart, not `get()`: that copies the response out of the result, and then destroys the result.
+        switch consume outcome {
+        case .success(let response): return response
+        case .failure(let error): throw error
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Coordination
+
 /// An HTTP request as a responder sees it: head, query, full body, route parameters and typed attributes.
 ///
 /// The body has already been read in full (bounded by the server's body limit) before a responder runs, except for a
@@ -24,7 +26,12 @@ public struct Request: Sendable {
     /// The address of the peer that sent the request (the proxy's, behind one), as text; empty when not known.
     public var clientAddress = ""
     /// When the server had the request's head (the access log measures the request's time from here).
-    public var arrival: ContinuousClock.Instant
+    public var arrival: ContinuousClock.Instant {
+        get { ClockOrigin.instant(at: arrivalOffset) }
+        set { arrivalOffset = ClockOrigin.offset(of: newValue) }
+    }
+    /// `arrival` as an offset from `ClockOrigin`, whose layout, unlike an instant's, is fixed (see there).
+    private(set) var arrivalOffset: Duration
     /// Values that middleware attaches for handlers further down (an authenticated principal, say).
     public var attributes = RequestAttributes()
     /// The route already matched for this request (by `RouterResponder.answerFromMemory`), so it is not matched twice.
@@ -36,12 +43,22 @@ public struct Request: Sendable {
     /// Creates a request that arrived now; the server does this, tests may too.
     public init(method: String, path: String, query: [(name: String, value: String)] = [],
                 headers: HTTPHeaders = [:], body: [UInt8] = []) {
-        self.arrival = .now
+        self.arrivalOffset = ClockOrigin.offsetNow()
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+    }
+
+    /// A request that arrived now, with nothing read yet: its connection's context reads the head into it in place.
+    init() {
+        self.arrivalOffset = ClockOrigin.offsetNow()
+        self.method = ""
+        self.path = ""
+        self.query = []
+        self.headers = HTTPHeaders()
+        self.body = []
     }
 
     /// The first value of a query parameter, or nil.
@@ -64,7 +81,7 @@ public protocol RequestAttributeKey {
 
 /// Typed storage that middleware uses to hand values to handlers.
 public struct RequestAttributes: Sendable {
-    private var values: [ObjectIdentifier: any Sendable] = [:]
+    private var values = [ObjectIdentifier: any Sendable]()
 
     /// An empty store.
     public init() {}

@@ -42,7 +42,7 @@ public final class RequestBodyStream: Sendable {
         let take = context.state.withLock { state -> ConnectionState.BodyTake in
             let take = state.takeBody(lowWater: lowWater)
             // The socket stays watched across resumes: see `ServerCore.startStreamingBody`.
-            if case .wait = take { state.body?.waiter = continuation }
+            if case .wait = take { state.body?.waiter = BodyWaiter(continuation) }
             return take
         }
         switch take {

@@ -45,17 +45,26 @@ public enum RequestFraming {
     /// The framing of nearly every request, recognised without allocating: no `Transfer-Encoding`, and at most one
     /// `Content-Length`, 1 to 18 decimal digits with nothing around them. Anything else takes the full check.
     static func isPlain(_ headers: HTTPHeaders) -> Bool {
-        var sawLength = false, plain = true
-        headers.forEachField { name, value in
-            if name.equalsIgnoringASCIICase("Transfer-Encoding") { plain = false }
-            guard plain, name.equalsIgnoringASCIICase("Content-Length") else { return plain }
-            let digits = value.utf8
-            plain = !sawLength && (1 ... 18).contains(digits.count)
-                && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-            sawLength = true
-            return plain
+        guard headers.mayContain(.contentLength) || headers.mayContain(.transferEncoding) else { return true }
+        var sawLength = false
+        // Over the fields in place, and a name compared only when its length is one of the two: no string is
+        // retained or released for the fields of a plain request (every request's head goes through here).
+        return headers.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                switch fields[index].name.utf8.count {
+                case 17 where fields[index].name.equalsIgnoringASCIICase("Transfer-Encoding"):
+                    return false
+                case 14 where fields[index].name.equalsIgnoringASCIICase("Content-Length"):
+                    let digits = fields[index].value.utf8
+                    guard !sawLength, (1 ... 18).contains(digits.count),
+                          digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+                    sawLength = true
+                default:
+                    continue
+                }
+            }
+            return true
         }
-        return plain
     }
 
     private static func refusal(_ detail: String) -> Problem {

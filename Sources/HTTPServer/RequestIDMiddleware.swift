@@ -18,7 +18,7 @@ public struct RequestIDMiddleware: Middleware {
 
     /// The id for `request`: its sane `X-Request-ID`, or a new one.
     public static func id(for request: Request) -> String {
-        if let supplied = request.headers["X-Request-ID"], isSane(supplied) { return supplied }
+        if let supplied = request.headers[.xRequestID], isSane(supplied) { return supplied }
         return RequestIDGenerator.shared.next()
     }
 

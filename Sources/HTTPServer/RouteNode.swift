@@ -82,10 +82,12 @@ final class RouteNode: Sendable {
                 literalEntries[head, default: []].append(rest)
             }
         }
-        return RouteNode(literals: literalEntries.map { (segment: Array($0.key.utf8), node: build($0.value)) },
+        // In a fixed order (a dictionary's differs from process to process, and so would the work of every match).
+        return RouteNode(literals: literalEntries.sorted { $0.key < $1.key }
+                            .map { (segment: Array($0.key.utf8), node: build($0.value)) },
                          parameterName: parameterName,
                          parameterChild: parameterEntries.isEmpty ? nil : build(parameterEntries),
-                         handlers: handlers.map { (method: $0.key, handler: $0.value) })
+                         handlers: handlers.sorted { $0.key < $1.key }.map { (method: $0.key, handler: $0.value) })
     }
 
     /// The route for `method` and `path`. Where a literal segment and a parameter both fit, the literal wins, unless

@@ -36,10 +36,13 @@ extension ServerCore {
             }
         }
         guard let handle else { return .NO }
-        for field in response.headers {
+        response.headers.fields.withUnsafeBufferPointer { fields in
+            // In place, not through the list's iterator (a copy of each field, its two strings retained and released);
             // `withCString`, not the implicit conversion: that one copies a small string into a fresh array.
-            field.name.withCString { name in
-                field.value.withCString { value in _ = MHD_add_response_header(handle, name, value) }
+            for index in fields.indices {
+                fields[index].name.withCString { name in
+                    fields[index].value.withCString { value in _ = MHD_add_response_header(handle, name, value) }
+                }
             }
         }
         if draining.load(ordering: .relaxed) {
@@ -59,7 +62,7 @@ extension ServerCore {
     /// Copies queued stream bytes out to libmicrohttpd, or suspends the connection until more arrive.
     func read(_ context: ConnectionContext, into destination: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         let lowWater = configuration.streamHighWater / 2
-        var writer: CheckedContinuation<Void, any Error>?
+        var writer: WriterWaiter?
         let result = context.state.withLock { state -> Int in
             switch state.read(max: max) {
             case .copy(let count):

@@ -29,7 +29,7 @@ extension ServerCore {
         if let response = context.takePendingResponse() {
             return queueAnswer(response, for: context)
         }
-        var reader: CheckedContinuation<[UInt8]?, any Error>?
+        var reader: BodyWaiter?
         context.state.withLock { state in
             guard state.bodyCallWithoutData() == .ended else { return }
             reader = state.takeBodyWaiter()
@@ -44,7 +44,7 @@ extension ServerCore {
                          uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
         let highWater = configuration.streamedBodyHighWater, drainLimit = configuration.refusedBodyDrainLimit
         var chunk: [UInt8] = []
-        var reader: CheckedContinuation<[UInt8]?, any Error>?
+        var reader: BodyWaiter?
         let arrival = context.state.withLock { state -> ConnectionState.BodyArrival in
             let arrival = state.bodyArrived(bytes.count, highWater: highWater, drainLimit: drainLimit)
             if case .accept(let pause) = arrival {

@@ -77,19 +77,19 @@ final class ServerCore: Sendable {
             sb_connection_watch_head_received(connection)
             let context = ConnectionContext(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                             connection: connection, core: self,
-                                            request: MHDRequestReader.request(connection, method: method, url: url))
+                                            method: method, url: url)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             // Read through the context (a local copy of the request would be one more copy of all its fields).
             if let problem = RequestFraming.problem(in: context.request.headers) {
                 return queue(problem.response(), for: context)
             }
-            if context.request.headers["Host"] == nil && strcmp(version, "HTTP/1.1") == 0 {
+            if context.request.headers[.host] == nil && strcmp(version, "HTTP/1.1") == 0 {
                 return queue(Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response(), for: context)
             }
             if let streamsBody, streamsBody(&context.request) {
                 return startStreamingBody(context)
             }
-            if let length = context.request.headers["Content-Length"].flatMap({ Int($0) }), length > configuration.bodyLimit {
+            if let length = context.request.headers[.contentLength].flatMap({ Int($0) }), length > configuration.bodyLimit {
                 return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
             }
             return .YES

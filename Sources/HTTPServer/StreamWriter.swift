@@ -54,7 +54,7 @@ struct StreamWriter: BodyWriter {
                     } else if state.buffered <= highWater {
                         continuation.resume()
                     } else {
-                        state.writerWaiting = continuation
+                        state.writerWaiting = WriterWaiter(continuation)
                     }
                 }
             }

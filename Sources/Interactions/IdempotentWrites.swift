@@ -102,7 +102,7 @@ public struct IdempotentWrites: Sendable {
 
     /// The request's `Idempotency-Key`, if it carries a valid one; throws for an invalid one.
     static func key(of request: Request) throws -> String? {
-        guard let key = request.headers["Idempotency-Key"] else { return nil }
+        guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1 ... 255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw IdempotencyError.invalidKey
         }

@@ -142,7 +142,7 @@ struct InteractionStreamRoute: Sendable {
     }
 
     static func lastEventID(_ request: Request) throws -> Int64? {
-        guard let text = request.headers["Last-Event-ID"] ?? request.queryValue("last_event_id") else { return nil }
+        guard let text = request.headers[.lastEventID] ?? request.queryValue("last_event_id") else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty { return nil }
         guard let seq = Int64(trimmed), seq >= 0 else {

@@ -31,3 +31,26 @@ import Testing
         #expect(Set(keys.map(\.key) + again).count == keys.count)
     }
 }
+
+/// An address keeps the hash of its fields, taken when it is made: addresses made apart from equal fields (the key a
+/// string of its own) are equal and hash alike, and differ from those of any other field.
+@Suite(.timeLimit(.minutes(1))) struct FeedAddressHashTests {
+    @Test func addressesMadeApartFromEqualFieldsAreEqualAndHashAlike() {
+        let tenants = [UUID(), UUID()]
+        let names = ["news", "News", "promo", "a", String(repeating: "k", count: 100)]
+        for tenant in tenants {
+            for name in names {
+                let first = FeedAddress(tenantID: tenant, key: name)
+                let again = FeedAddress(tenantID: UUID(uuid: tenant.uuid), key: String(decoding: Array(name.utf8), as: UTF8.self))
+                #expect(first == again && first.hashValue == again.hashValue)
+                for other in names where other != name {
+                    #expect(first != FeedAddress(tenantID: tenant, key: other))
+                }
+                for otherTenant in tenants where otherTenant != tenant {
+                    #expect(first != FeedAddress(tenantID: otherTenant, key: name))
+                }
+                #expect(Set([first, again, FeedAddress(tenantID: tenant, key: name)]).count == 1)
+            }
+        }
+    }
+}

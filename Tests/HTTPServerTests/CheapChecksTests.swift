@@ -40,7 +40,7 @@ import TestSupport
     @Test(arguments: [7, 8] as [UInt64])
     func aNameOrMethodReadsAsItsBytesWhetherCommonOrNot(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        let common = MHDRequestReader.commonNames + MHDRequestReader.commonMethods
+        let common = CommonHeader.names + MHDRequestReader.commonMethods
         var names = common + common.map { $0.lowercased() } + common.map { $0.uppercased() }
         names += common.map { String($0.dropLast()) } + common.map { $0 + "s" } + ["", "X", "Hos", "Hostt", "H\u{0}st"]
         for _ in 0 ..< 2000 {
@@ -48,9 +48,16 @@ import TestSupport
             names.append(String(decoding: (0 ..< length).map { _ in UInt8.random(in: 0x21 ... 0x7E, using: &random) }, as: UTF8.self))
         }
         for name in names {
-            let read = name.withCString { MHDRequestReader.name($0, among: common) }
-            #expect(read == name.withCString { String(cString: $0) }, "seed \(seed): \(name.debugDescription)")
-            #expect(read.utf8.elementsEqual(name.withCString { String(cString: $0) }.utf8))
+            let bytes = name.withCString { String(cString: $0) }
+            let method = name.withCString { MHDRequestReader.name($0, among: MHDRequestReader.commonMethods) }
+            #expect(method == bytes && method.utf8.elementsEqual(bytes.utf8), "seed \(seed): \(name.debugDescription)")
+            let (read, header, known) = name.withCString { MHDRequestReader.headerName($0) }
+            #expect(read == bytes && read.utf8.elementsEqual(bytes.utf8), "seed \(seed): \(name.debugDescription)")
+            // Its kind only when spelt exactly as the kind's name; unknown when it is a kind's name spelt otherwise.
+            let exact = CommonHeader.allCases.first { Array($0.name.utf8) == Array(bytes.utf8) }
+            let folded = CommonHeader.allCases.contains { $0.name.lowercased() == bytes.lowercased() }
+            #expect(header == exact, "seed \(seed): \(name.debugDescription)")
+            #expect(known == (exact != nil || !folded), "seed \(seed): \(name.debugDescription)")
         }
     }
 
@@ -71,5 +78,32 @@ import TestSupport
                 #expect(headers[name] == expected, "seed \(seed): \(name) in \(fields)")
             }
         }
+    }
+}
+
+/// A lookup by ``CommonHeader`` answers as the lookup by its name does, for heads read as the server reads them
+/// (names common and not, spelt as the kinds spell them or otherwise) and for lists changed afterwards by name.
+@Suite(.timeLimit(.minutes(2))) struct CommonHeaderLookupTests {
+    @Test(arguments: [UInt64(9), 10, 11])
+    func aLookupByKindAgreesWithTheLookupByName(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let names = CommonHeader.names + CommonHeader.names.map { $0.lowercased() } + ["X-Custom", "Hostname", "ETag"]
+        var checked = 0
+        for _ in 0 ..< 2000 {
+            var headers = HTTPHeaders()
+            for index in 0 ..< Int.random(in: 0 ... 6, using: &random) {
+                let (name, header, known) = names.randomElement(using: &random)!.withCString { MHDRequestReader.headerName($0) }
+                headers.add(name, "v\(index)", header: header, known: known)
+            }
+            if Int.random(in: 0 ..< 4, using: &random) == 0 {
+                let name = names.randomElement(using: &random)!
+                if Bool.random(using: &random) { headers.add(name, "added") } else { headers.set(name, "set") }
+            }
+            for header in CommonHeader.allCases {
+                #expect(headers[header] == headers[header.name], "seed \(seed): \(header)")
+                checked += 1
+            }
+        }
+        #expect(checked == 2000 * CommonHeader.allCases.count)
     }
 }

@@ -92,7 +92,7 @@ struct ConnectionStateTests {
         var state = ConnectionState()
         _ = state.append(Array(repeating: 0, count: 100))
         try await withCheckedThrowingContinuation { (writer: CheckedContinuation<Void, any Error>) in
-            state.writerWaiting = writer
+            state.writerWaiting = WriterWaiter(writer)
             let early = state.consume(40, lowWater: 50)  // 60 left: above the mark, still waiting
             #expect(early == nil)
             let woken = state.consume(20, lowWater: 50)  // 40 left: wake it

@@ -33,7 +33,7 @@ extension AttachmentRoutes {
         let tag = "\"" + attachment.sha256 + "\""
         var headers = AttachmentRoutes.headers(for: attachment, inline: request.queryValue("inline") == "1")
         headers.set("ETag", tag)
-        if let match = request.headers["If-None-Match"], EntityTag.list(match, matches: tag) {
+        if let match = request.headers[.ifNoneMatch], EntityTag.list(match, matches: tag) {
             return Response(status: 304, headers: headers)
         }
         let size = Int(attachment.size)

@@ -32,7 +32,7 @@ public struct InboxStreamRoute: Sendable {
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
         guard let agent = principal.userID else { throw InteractionError.notFound(nil) }
         let filter = try InboxStreamRoute.filter(request)
-        var lastEventID = (request.headers["Last-Event-ID"] ?? request.queryValue("last_event_id"))?
+        var lastEventID = (request.headers[.lastEventID] ?? request.queryValue("last_event_id"))?
             .trimmingCharacters(in: .whitespaces)
         if lastEventID?.isEmpty == true { lastEventID = nil }
         let (opening, watcher) = try await feed.open(for: principal, agent: agent, filter: filter,

@@ -1,0 +1,34 @@
+@testable import Accounts
+import Testing
+import TestSupport
+
+/// The token cache's key hashes a secret eight bytes at a time: keys of equal secrets (strings made apart) are equal
+/// and hash alike, at every length around the word boundaries; keys of different secrets are unequal, and seeded
+/// random secrets that differ in one byte (anywhere, the tail included) do not all hash alike.
+@Suite(.timeLimit(.minutes(1))) struct TokenKeyTests {
+    @Test(arguments: [UInt64(4), 47, 2026])
+    func equalSecretsHashAlikeAndOneByteApartDoNot(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var collisions = 0, pairs = 0
+        for length in 0 ... 60 {
+            for _ in 0 ..< 20 {
+                let bytes = (0 ..< length).map { _ in alphabet.randomElement(using: &random)! }
+                let key = TokenKey(token: String(decoding: bytes, as: UTF8.self))
+                let again = TokenKey(token: String(decoding: bytes, as: UTF8.self))
+                #expect(key == again && key.hashValue == again.hashValue)
+                guard length > 0 else { continue }
+                var changed = bytes
+                let index = Int.random(in: 0 ..< length, using: &random)
+                changed[index] = changed[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+                let other = TokenKey(token: String(decoding: changed, as: UTF8.self))
+                #expect(key != other)
+                pairs += 1
+                if key.hashValue == other.hashValue { collisions += 1 }
+                // The secret one byte shorter: its tail word is padded with zeros, and the length is hashed with it.
+                #expect(TokenKey(token: String(decoding: bytes.dropLast(), as: UTF8.self)).hashValue != key.hashValue)
+            }
+        }
+        #expect(collisions == 0, "\(collisions) of \(pairs)")
+    }
+}
