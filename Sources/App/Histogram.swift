@@ -43,7 +43,38 @@ struct Histogram {
 
 extension Metrics.RouteStats {
     mutating func record(status: Int, duration: Double) {
-        statuses[status, default: 0] += 1
+        statuses.count(status)
         durations.observe(duration)
+    }
+}
+
+/// Requests counted by status: a route answers with a handful of statuses, so a short list scanned in order (no
+/// hashing on every request).
+struct StatusCounts {
+    private var counts: [(status: Int, count: UInt64)] = []
+
+    mutating func count(_ status: Int) {
+        for index in counts.indices where counts[index].status == status {
+            counts[index].count += 1
+            return
+        }
+        counts.append((status, 1))
+    }
+
+    func adding(_ other: StatusCounts) -> StatusCounts {
+        var sum = self
+        for (status, count) in other.counts {
+            if let index = sum.counts.firstIndex(where: { $0.status == status }) {
+                sum.counts[index].count += count
+            } else {
+                sum.counts.append((status, count))
+            }
+        }
+        return sum
+    }
+
+    /// The counts by status, lowest status first.
+    func sorted() -> [(status: Int, count: UInt64)] {
+        counts.sorted { $0.status < $1.status }
     }
 }

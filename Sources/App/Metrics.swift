@@ -20,19 +20,46 @@ final class Metrics: Sendable {
 
     /// One route and method's requests by status, and their durations.
     struct RouteStats {
-        var statuses: [Int: UInt64] = [:]
+        var statuses = StatusCounts()
         var durations = Histogram()
 
         func adding(_ other: RouteStats) -> RouteStats {
-            RouteStats(statuses: statuses.merging(other.statuses, uniquingKeysWith: +),
-                       durations: durations.adding(other.durations))
+            RouteStats(statuses: statuses.adding(other.statuses), durations: durations.adding(other.durations))
         }
     }
 
     struct Store {
-        var routes: [RouteKey: RouteStats] = [:]
+        /// Each route's statistics, in the order first recorded, and where each route's are.
+        private var stats: [RouteStats] = []
+        private var keys: [RouteKey] = []
+        private var slots: [RouteKey: Int] = [:]
+        /// The route this shard recorded last, and its slot: a thread usually records the same route again (the same
+        /// template and method strings), and finding it so costs two comparisons of identical strings instead of
+        /// hashing a key.
+        private var last: (key: RouteKey, slot: Int)?
         var queries = Histogram()
         var failedQueries: UInt64 = 0
+
+        /// The statistics by route and method.
+        var routes: [RouteKey: RouteStats] {
+            Dictionary(uniqueKeysWithValues: zip(keys, stats))
+        }
+
+        mutating func record(_ key: RouteKey, status: Int, duration: Double) {
+            let slot: Int
+            if let last, last.key.route == key.route, last.key.method == key.method {
+                slot = last.slot
+            } else if let known = slots[key] {
+                slot = known
+            } else {
+                slot = stats.count
+                stats.append(RouteStats())
+                keys.append(key)
+                slots[key] = slot
+            }
+            last = (key, slot)
+            stats[slot].record(status: status, duration: duration)
+        }
     }
 
     /// Each guards one share of the counters and histograms; a recording thread uses the share of its `ThreadIndex`,
@@ -48,9 +75,7 @@ final class Metrics: Sendable {
     func record(_ entry: AccessLogEntry) {
         let route = entry.route ?? "unmatched"
         let key = RouteKey(route: route, method: Self.methodLabel(entry.method))
-        store.withLock { store in
-            store.routes[key, default: RouteStats()].record(status: entry.status, duration: entry.duration)
-        }
+        store.withLock { $0.record(key, status: entry.status, duration: entry.duration) }
     }
 
     /// The method as a label: a client may send any token as its method, and each would otherwise become a series of
@@ -72,8 +97,8 @@ final class Metrics: Sendable {
     }
 
     /// All shards added up.
-    private func total() -> Store {
-        var total = Store()
+    private func total() -> (routes: [RouteKey: RouteStats], queries: Histogram, failedQueries: UInt64) {
+        var total = (routes: [RouteKey: RouteStats](), queries: Histogram(), failedQueries: UInt64(0))
         for shard in shards {
             let part = shard.withLock { $0 }
             total.routes.merge(part.routes) { $0.adding($1) }
@@ -90,7 +115,7 @@ final class Metrics: Sendable {
                      "# TYPE switchboard_http_requests_total counter"]
         let routes = store.routes.sorted { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }
         for (key, stats) in routes {
-            for (status, count) in stats.statuses.sorted(by: { $0.key < $1.key }) {
+            for (status, count) in stats.statuses.sorted() {
                 lines.append("switchboard_http_requests_total{route=\"\(Metrics.escape(key.route))\",method=\"\(key.method)\",status=\"\(status)\"} \(count)")
             }
         }
