@@ -21,6 +21,9 @@ each callgrind file there, for callgrind_annotate); IR_CACHE=1 runs cachegrind w
 the machine it runs on) instead, and prints per request the instructions, first-level instruction-cache misses and
 first-level data-cache read and write misses (cg_diff and cg_annotate --sort=I1mr on two kept files show by
 function where the instruction misses fall).
+IR_THREADS=1 counts only the threads that queue responses (libmicrohttpd's own, where the hot feed is answered):
+background work (timers, pollers) grows with how long a run lasts under valgrind, not with its requests, and moves
+whole-process counts by a thousand or more a request between sittings.
 """
 import http.client, json, os, shutil, signal, subprocess, sys, tempfile, time
 
@@ -29,6 +32,7 @@ PATHS = os.environ.get("IR_PATHS", "/v1/feeds/launch /healthz").split()
 PORT = int(os.environ.get("IR_PORT", "18777"))
 KEEP = os.environ.get("IR_KEEP")
 CACHE = os.environ.get("IR_CACHE") == "1"
+THREADS = os.environ.get("IR_THREADS") == "1"
 # cachegrind's totals line, in this order: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw.
 CACHE_EVENTS = {"instructions": 0, "I1 misses": 1, "D1 read misses": 4, "D1 write misses": 7}
 ADMIN = "bench-admin-token-0123456789"
@@ -105,10 +109,11 @@ def served_path(label, path):
 
 def total(label, binary, path, count):
     out = f"{work}/callgrind.out"
-    if os.path.exists(out):
-        os.remove(out)
+    for name in os.listdir(work):
+        if name.startswith("callgrind.out"):
+            os.remove(os.path.join(work, name))
     tool = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out] if CACHE else \
-        ["--tool=callgrind", "--callgrind-out-file=" + out]
+        ["--tool=callgrind", "--callgrind-out-file=" + out] + (["--separate-threads=yes"] if THREADS else [])
     command = ["valgrind", *tool, binary]
     server = start(command, dict(C_ENV, **VALGRIND_ENV), ready="/direct") if label == "c" else \
         start(command, VALGRIND_ENV)
@@ -123,12 +128,26 @@ def total(label, binary, path, count):
             sys.exit(f"{label} {path}: status {status}")
     connection.close()
     stop(server)
-    if KEEP:
-        shutil.copy(out, os.path.join(KEEP, f"{label}-{path.strip('/').replace('/', '_')}-{count}.out"))
-    for line in open(out):
-        if line.startswith("summary:"):
-            return [int(field) for field in line.split()[1:]]
-    sys.exit(f"{label}: valgrind wrote no totals")
+    outputs = sorted(os.path.join(work, name) for name in os.listdir(work) if name.startswith("callgrind.out"))
+    if THREADS:
+        # One file per thread: libmicrohttpd's (they run its code, and no Swift task: the pool's threads and the main
+        # thread run jobs). Every one of them, whether or not it served this run's connection, so that both runs of a
+        # build count the same threads.
+        def served_by_libmicrohttpd(text):
+            return "libmicrohttpd" in text and "swift_job_run" not in text
+        outputs = [output for output in outputs if served_by_libmicrohttpd(open(output).read())]
+    totals = None
+    for output in outputs:
+        if KEEP:
+            suffix = output[len(out):]
+            shutil.copy(output, os.path.join(KEEP, f"{label}-{path.strip('/').replace('/', '_')}-{count}.out{suffix}"))
+        summary = [line for line in open(output) if line.startswith(("summary:", "totals:"))][:1]
+        if summary:
+            fields = [int(field) for field in summary[0].split()[1:]]
+            totals = fields if totals is None else [a + b for a, b in zip(totals, fields)]
+    if totals is None:
+        sys.exit(f"{label}: valgrind wrote no totals")
+    return totals
 
 
 for path in PATHS:
