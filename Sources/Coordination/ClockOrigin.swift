@@ -2,11 +2,12 @@
 import Glibc
 #endif
 
-/// One instant of `ContinuousClock`, read once per process, from which other instants are stored as `Duration`s.
+/// One instant of `ContinuousClock`, read once per process, from which other instants are stored as nanoseconds.
 ///
 /// The standard library does not fix `ContinuousClock.Instant`'s layout, so a value holding one (a request, a cache's
 /// entry) is copied, compared and destroyed through runtime witnesses, field by field, and a function making one
-/// sizes its stack through the type's metadata; a `Duration` is two integers.
+/// sizes its stack through the type's metadata; an `Int64` is one register, and a difference of two is a subtraction
+/// (a `Duration`'s is 128-bit arithmetic, and so is turning one into seconds).
 public enum ClockOrigin {
     /// The origin as read on the system clock that `ContinuousClock` reads.
     private static let reading = systemReading()
@@ -16,28 +17,33 @@ public enum ClockOrigin {
     public static let instant: ContinuousClock.Instant = {
         let origin = reading
         let now = ContinuousClock.now, nowReading = systemReading()
-        return now - (nowReading - origin)
+        return now - .nanoseconds(nanoseconds(from: origin, to: nowReading))
     }()
 
-    /// `instant`'s distance from the origin (negative before it).
-    public static func offset(of instant: ContinuousClock.Instant) -> Duration {
-        self.instant.duration(to: instant)
+    /// Nanoseconds from the origin to `instant` (negative before it).
+    public static func nanoseconds(of instant: ContinuousClock.Instant) -> Int64 {
+        let (seconds, attoseconds) = self.instant.duration(to: instant).components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
-    /// The instant `offset` after the origin.
-    public static func instant(at offset: Duration) -> ContinuousClock.Instant {
-        instant.advanced(by: offset)
+    /// The instant `nanoseconds` after the origin.
+    public static func instant(atNanoseconds nanoseconds: Int64) -> ContinuousClock.Instant {
+        instant.advanced(by: .nanoseconds(nanoseconds))
     }
 
-    /// Now, as an offset from the origin: the same as `offset(of: .now)`, read from the system clock that
+    /// Nanoseconds from the origin to now: the same as `nanoseconds(of: .now)`, read from the system clock that
     /// `ContinuousClock` reads on Linux (`CLOCK_BOOTTIME`), without an instant made on the way.
-    public static func offsetNow() -> Duration {
-        systemReading() - reading
+    public static func nanosecondsNow() -> Int64 {
+        nanoseconds(from: reading, to: systemReading())
     }
 
-    private static func systemReading() -> Duration {
+    private static func systemReading() -> timespec {
         var now = timespec()
         clock_gettime(CLOCK_BOOTTIME, &now)
-        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+        return now
+    }
+
+    private static func nanoseconds(from start: timespec, to end: timespec) -> Int64 {
+        Int64(end.tv_sec - start.tv_sec) * 1_000_000_000 + Int64(end.tv_nsec - start.tv_nsec)
     }
 }

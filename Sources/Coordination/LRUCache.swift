@@ -12,12 +12,12 @@ public struct LRUCache<Key: Hashable, Value> {
         @usableFromInline var newer: Int?
         /// The slot used less recently than this one, nil for the oldest.
         @usableFromInline var older: Int?
-        /// When the entry expires, as an offset from `ClockOrigin` (an instant's layout is not fixed: see there).
-        @usableFromInline var expiry: Duration?
+        /// When the entry expires, in nanoseconds from `ClockOrigin` (an instant's layout is not fixed: see there).
+        @usableFromInline var expiry: Int64?
 
         @inlinable
         init(expiry: ContinuousClock.Instant?) {
-            self.expiry = expiry.map(ClockOrigin.offset(of:))
+            self.expiry = expiry.map(ClockOrigin.nanoseconds(of:))
         }
     }
 
@@ -45,7 +45,7 @@ public struct LRUCache<Key: Hashable, Value> {
     @inlinable
     public mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
         guard let slot = slotsByKey[key] else { return nil }
-        if let expiry = links[slot].expiry, expiry <= ClockOrigin.offset(of: now) {
+        if let expiry = links[slot].expiry, expiry <= ClockOrigin.nanoseconds(of: now) {
             remove(key)
             return nil
         }
@@ -68,7 +68,7 @@ public struct LRUCache<Key: Hashable, Value> {
         guard capacity > 0 else { return }
         if let slot = slotsByKey[key] {
             values[slot] = value
-            links[slot].expiry = expiry.map(ClockOrigin.offset(of:))
+            links[slot].expiry = expiry.map(ClockOrigin.nanoseconds(of:))
             moveToNewest(slot)
             return
         }

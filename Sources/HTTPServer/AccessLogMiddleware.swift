@@ -40,7 +40,7 @@ public struct AccessLogMiddleware: Middleware {
     /// Logs the outcome: a response's status, or 500 for an error no layer inside mapped to a response.
     public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
         let status = outcome.responseStatus ?? 500
-        let seconds = (ClockOrigin.offsetNow() - request.arrivalOffset).inSeconds
+        let seconds = Double(ClockOrigin.nanosecondsNow() - request.arrivalNanoseconds) / 1e9
         sink(AccessLogEntry(time: Date(timeIntervalSinceNow: -seconds), requestID: request.id, method: request.method,
                             route: request.route, status: status, duration: seconds))
     }

@@ -27,11 +27,11 @@ public struct Request: Sendable {
     public var clientAddress = ""
     /// When the server had the request's head (the access log measures the request's time from here).
     public var arrival: ContinuousClock.Instant {
-        get { ClockOrigin.instant(at: arrivalOffset) }
-        set { arrivalOffset = ClockOrigin.offset(of: newValue) }
+        get { ClockOrigin.instant(atNanoseconds: arrivalNanoseconds) }
+        set { arrivalNanoseconds = ClockOrigin.nanoseconds(of: newValue) }
     }
-    /// `arrival` as an offset from `ClockOrigin`, whose layout, unlike an instant's, is fixed (see there).
-    private(set) var arrivalOffset: Duration
+    /// `arrival` in nanoseconds from `ClockOrigin`: a plain integer, unlike an instant (see there).
+    private(set) var arrivalNanoseconds: Int64
     /// Values that middleware attaches for handlers further down (an authenticated principal, say).
     public var attributes = RequestAttributes()
     /// The route already matched for this request (by `RouterResponder.answerFromMemory`), so it is not matched twice.
@@ -43,7 +43,7 @@ public struct Request: Sendable {
     /// Creates a request that arrived now; the server does this, tests may too.
     public init(method: String, path: String, query: [(name: String, value: String)] = [],
                 headers: HTTPHeaders = [:], body: [UInt8] = []) {
-        self.arrivalOffset = ClockOrigin.offsetNow()
+        self.arrivalNanoseconds = ClockOrigin.nanosecondsNow()
         self.method = method
         self.path = path
         self.query = query
@@ -53,7 +53,7 @@ public struct Request: Sendable {
 
     /// A request that arrived now, with nothing read yet: its connection's context reads the head into it in place.
     init() {
-        self.arrivalOffset = ClockOrigin.offsetNow()
+        self.arrivalNanoseconds = ClockOrigin.nanosecondsNow()
         self.method = ""
         self.path = ""
         self.query = []
