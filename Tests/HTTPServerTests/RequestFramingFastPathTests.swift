@@ -31,6 +31,34 @@ import CMicroHTTPD
         #expect(plain > 300, "seed \(seed): the shortcut was taken \(plain) times")
     }
 
+    /// The same for heads read as the server reads them: each name classified as it is read, so a head known to carry
+    /// neither framing header is plain at once, and any spelling of one sends it through the full check.
+    @Test(arguments: [10, 11, 12] as [UInt64])
+    func thePlainShortcutAgreesWithTheFullCheckOnHeadsAsRead(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var plain = 0, classifiedPlain = 0
+        for _ in 0 ..< 3000 {
+            var headers = HTTPHeaders()
+            var framing = false
+            for _ in 0 ..< Int.random(in: 0 ... 4, using: &random) {
+                let name = Self.names.randomElement(using: &random)!
+                let (read, header, known) = name.withCString { MHDRequestReader.headerName($0) }
+                headers.add(read, Self.values.randomElement(using: &random)!, header: header, known: known)
+                framing = framing || ["content-length", "transfer-encoding"].contains(name.lowercased())
+            }
+            let full = RequestFraming.fullCheck(headers)
+            if RequestFraming.isPlain(headers) {
+                plain += 1
+                if !framing { classifiedPlain += 1 }
+                #expect(full == nil, "seed \(seed): the shortcut let through \(Array(headers))")
+            }
+            #expect(RequestFraming.problem(in: headers) == full, "seed \(seed): \(Array(headers))")
+            // A head with neither framing header, under any spelling, is plain.
+            if !framing { #expect(RequestFraming.isPlain(headers), "seed \(seed): \(Array(headers))") }
+        }
+        #expect(plain > 300 && classifiedPlain > 100, "seed \(seed): \(plain) plain, \(classifiedPlain) without framing")
+    }
+
     @Test func ipv4AddressesReadAsInetNtopWritesThem() {
         var random = SplitMix64(seed: 4)
         var addresses: [UInt32] = [0, .max, 0x0100_007F, 0x0A00_000A, 0x6400_A8C0]
