@@ -31,7 +31,6 @@ final class Metrics: Sendable {
     struct Store {
         /// Each route's statistics, in the order first recorded, and where each route's are.
         private var stats: [RouteStats] = []
-        private var keys: [RouteKey] = []
         private var slots: [RouteKey: Int] = [:]
         /// The route this shard recorded last, and its slot: a thread usually records the same route again (the same
         /// template and method strings), and finding it so costs two comparisons of identical strings instead of
@@ -42,7 +41,7 @@ final class Metrics: Sendable {
 
         /// The statistics by route and method.
         var routes: [RouteKey: RouteStats] {
-            Dictionary(uniqueKeysWithValues: zip(keys, stats))
+            slots.mapValues { stats[$0] }
         }
 
         mutating func record(_ key: RouteKey, status: Int, duration: Double) {
@@ -54,7 +53,6 @@ final class Metrics: Sendable {
             } else {
                 slot = stats.count
                 stats.append(RouteStats())
-                keys.append(key)
                 slots[key] = slot
             }
             last = (key, slot)
