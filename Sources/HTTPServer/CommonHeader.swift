@@ -17,8 +17,8 @@ public enum CommonHeader: Int, CaseIterable, Sendable {
                         "Idempotency-Key", "Last-Event-ID", "X-Request-ID", "Cookie", "Origin", "Referer",
                         "Cache-Control", "X-Forwarded-For", "X-Forwarded-Proto"]
 
-    /// The names' lengths in bytes, by raw value.
-    static let lengths = names.map(\.utf8.count)
+    /// The names' bytes, by raw value.
+    static let utf8Names = names.map { Array($0.utf8) }
 
     /// This header's bit in a set of them.
     var bit: UInt32 { 1 << UInt32(rawValue) }

@@ -47,21 +47,16 @@ enum MHDRequestReader {
     /// bytes validated or copied, and nothing to count or free when the request ends. `known` is false for a name
     /// that is one of them spelt otherwise (`content-length`): a lookup must then compare names.
     static func headerName(_ key: UnsafePointer<CChar>) -> (name: String, header: CommonHeader?, known: Bool) {
-        let length = strlen(key)
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: length)
-        // A literal's bytes are always in place; were they not, the name would be no kind, and unknown (the safe side).
-        func literal(_ index: Int, else otherwise: Bool, _ matches: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
-            CommonHeader.names[index].utf8.withContiguousStorageIfAvailable(matches) ?? otherwise
-        }
-        let lengths = CommonHeader.lengths
-        for index in lengths.indices where lengths[index] == length {
-            if literal(index, else: false, { memcmp($0.baseAddress!, bytes.baseAddress!, length) == 0 }) {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: strlen(key))
+        let names = CommonHeader.utf8Names
+        for index in names.indices where names[index].count == bytes.count {
+            if names[index].withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
                 return (CommonHeader.names[index], CommonHeader(rawValue: index), true)
             }
         }
         // None of them as spelt there: is it one of them spelt otherwise?
-        let spelledOtherwise = lengths.indices.contains { index in
-            lengths[index] == length && literal(index, else: true) { String.equalIgnoringASCIICase(bytes, $0) }
+        let spelledOtherwise = names.contains { name in
+            name.count == bytes.count && name.withUnsafeBufferPointer { String.equalIgnoringASCIICase(bytes, $0) }
         }
         return (String(cString: key), nil, !spelledOtherwise)
     }

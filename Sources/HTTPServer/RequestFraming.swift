@@ -47,21 +47,16 @@ public enum RequestFraming {
     static func isPlain(_ headers: HTTPHeaders) -> Bool {
         guard headers.mayContain(.contentLength) || headers.mayContain(.transferEncoding) else { return true }
         var sawLength = false
-        // Over the fields in place, and a name compared only when its length is one of the two: no string is
-        // retained or released for the fields of a plain request (every request's head goes through here).
+        // Over the fields in place: no string is retained or released for the fields of a plain request (every
+        // request's head goes through here). Names of other lengths are told apart by their length alone.
         return headers.fields.withUnsafeBufferPointer { fields in
             for index in fields.indices {
-                switch fields[index].name.utf8.count {
-                case 17 where fields[index].name.equalsIgnoringASCIICase("Transfer-Encoding"):
-                    return false
-                case 14 where fields[index].name.equalsIgnoringASCIICase("Content-Length"):
-                    let digits = fields[index].value.utf8
-                    guard !sawLength, (1 ... 18).contains(digits.count),
-                          digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
-                    sawLength = true
-                default:
-                    continue
-                }
+                if fields[index].name.equalsIgnoringASCIICase(CommonHeader.transferEncoding.name) { return false }
+                guard fields[index].name.equalsIgnoringASCIICase(CommonHeader.contentLength.name) else { continue }
+                let digits = fields[index].value.utf8
+                guard !sawLength, (1 ... 18).contains(digits.count),
+                      digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+                sawLength = true
             }
             return true
         }
