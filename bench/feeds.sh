@@ -38,21 +38,9 @@ bench_start_server switchboard-cold "http://127.0.0.1:$cold_port/readyz" -- env 
 cold_pid=${BENCH_PIDS[-1]}
 
 # A tenant, a customer session, and a feed of 20 items (one page at the default limit).
-json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-tenant=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" \
-    -H 'Content-Type: application/json' -d '{"name":"bench"}')
-api_key=$(echo "$tenant" | json api_key)
-tenant_id=$(echo "$tenant" | json id)
-token=$(curl -sf -X POST "http://127.0.0.1:$hot_port/v1/sessions" -H "Authorization: Bearer $api_key" \
-    -H 'Content-Type: application/json' -d '{"user_id":"bench","role":"customer"}' | json token)
-for i in $(seq 1 20); do
-    curl -sf -o /dev/null -X POST "http://127.0.0.1:$hot_port/v1/feeds/launch/items" -H "Authorization: Bearer $api_key" \
-        -H 'Content-Type: application/json' \
-        -d "{\"title\":\"Item $i\",\"body\":\"Body of item $i, long enough to look like a real teaser line.\",\"url\":\"https://example.com/$i\"}"
-done
+read -r _ tenant_id token bytes etag <<<"$(bench_feed_setup "http://127.0.0.1:$hot_port" "$ADMIN" bench)"
+[ -n "$etag" ] || exit 1  # bench_feed_setup said why
 auth="Authorization: Bearer $token"
-bytes=$(curl -sf "http://127.0.0.1:$hot_port/v1/feeds/launch" -H "$auth" | wc -c)
-etag=$(curl -sf -o /dev/null -D - "http://127.0.0.1:$hot_port/v1/feeds/launch" -H "$auth" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')
 bench_log "feed page: 20 items, $bytes bytes, ETag $etag"
 # The same C server also answers /v1/feeds/launch with the hot feed's obligations (bench/c-baseline/feed.c).
 bench_start_server c-page "http://127.0.0.1:$page_port/page" -- env PORT="$page_port" HOST=127.0.0.1 PAGE_BYTES="$bytes" \

@@ -20,18 +20,8 @@ bench_pick_port c_port 18890
 bench_start_server switchboard-split "http://127.0.0.1:$sb_port/readyz" -- env PORT="$sb_port" HOST=127.0.0.1 \
     STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN="$ADMIN" "$SWITCHBOARD_BIN"
 sb_pid=${BENCH_PIDS[-1]}
-json() { python3 -I -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-key=$(curl -sf -X POST "http://127.0.0.1:$sb_port/v1/admin/tenants" -H "Authorization: Bearer $ADMIN" \
-    -H 'Content-Type: application/json' -d '{"name":"split"}' | json api_key)
-token=$(curl -sf -X POST "http://127.0.0.1:$sb_port/v1/sessions" -H "Authorization: Bearer $key" \
-    -H 'Content-Type: application/json' -d '{"user_id":"split","role":"customer"}' | json token)
-for i in $(seq 1 20); do
-    curl -sf -o /dev/null -X POST "http://127.0.0.1:$sb_port/v1/feeds/launch/items" -H "Authorization: Bearer $key" \
-        -H 'Content-Type: application/json' -d "{\"title\":\"Item $i\",\"body\":\"Body of item $i\"}"
-done
-bytes=$(curl -sf "http://127.0.0.1:$sb_port/v1/feeds/launch" -H "Authorization: Bearer $token" | wc -c)
-etag=$(curl -sf -o /dev/null -D - "http://127.0.0.1:$sb_port/v1/feeds/launch" -H "Authorization: Bearer $token" \
-    | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')
+read -r _ _ token bytes etag <<<"$(bench_feed_setup "http://127.0.0.1:$sb_port" "$ADMIN" split)"
+[ -n "$etag" ] || exit 1  # bench_feed_setup said why
 bench_start_server c-split "http://127.0.0.1:$c_port/direct" -- env PORT="$c_port" HOST=127.0.0.1 \
     PAGE_BYTES="$bytes" FEED_TOKEN="$token" FEED_KEY=launch FEED_ETAG="$etag" "$BENCH_C_BIN"
 c_pid=${BENCH_PIDS[-1]}

@@ -437,6 +437,29 @@ bench_customer_interaction() {
     echo "$token $id"
 }
 
+# bench_feed_setup BASE ADMIN NAME: a new tenant NAME (made with the admin token ADMIN) on the Switchboard at BASE, a
+# customer session of it, and its feed "launch" of 20 items (one page at the default limit); prints "API_KEY
+# TENANT_ID TOKEN BYTES ETAG" (the page's size and entity tag, for the C baseline to serve the same page).
+bench_feed_setup() {
+    local base=$1 admin=$2 name=$3 tenant api_key tenant_id token bytes etag i
+    tenant=$(curl -sf -X POST "$base/v1/admin/tenants" -H "Authorization: Bearer $admin" \
+        -H 'Content-Type: application/json' -d "{\"name\":\"$name\"}")
+    api_key=$(echo "$tenant" | bench_json_field api_key)
+    tenant_id=$(echo "$tenant" | bench_json_field id)
+    token=$(curl -sf -X POST "$base/v1/sessions" -H "Authorization: Bearer $api_key" \
+        -H 'Content-Type: application/json' -d '{"user_id":"bench","role":"customer"}' | bench_json_field token)
+    for i in $(seq 1 20); do
+        curl -sf -o /dev/null -X POST "$base/v1/feeds/launch/items" -H "Authorization: Bearer $api_key" \
+            -H 'Content-Type: application/json' \
+            -d "{\"title\":\"Item $i\",\"body\":\"Body of item $i, long enough to look like a real teaser line.\",\"url\":\"https://example.com/$i\"}"
+    done
+    bytes=$(curl -sf "$base/v1/feeds/launch" -H "Authorization: Bearer $token" | wc -c)
+    etag=$(curl -sf -o /dev/null -D - "$base/v1/feeds/launch" -H "Authorization: Bearer $token" | tr -d '\r' \
+        | awk -F': ' 'tolower($1) == "etag" { print $2 }')
+    [ -n "$token" ] && [ -n "$etag" ] || bench_die "could not set up a feed on $base"
+    echo "$api_key $tenant_id $token $bytes $etag"
+}
+
 # bench_json_field NAME: the field NAME of the JSON object on stdin.
 bench_json_field() { python3 -I -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
