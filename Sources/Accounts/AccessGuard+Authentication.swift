@@ -31,12 +31,25 @@ extension AccessGuard {
     /// Authentication as far as it goes without waiting: every error that needs no lookup is thrown here, and the
     /// principal is known when the token's record is in memory.
     func authenticateFromMemory(_ request: Request, accepted: Callers) throws -> Authentication {
-        let token = try AccessGuard.bearerToken(request)
+        guard let header = request.headers[.authorization] else { throw AuthError.missing }
+        guard let bytes = AccessGuard.bearerTokenBytes(in: header) else { throw AuthError.malformed }
+        // Looked up where it lies in the header first: the cache holds well-formed secrets only, so for one found
+        // there the kind its prefix names is its kind, and the rest of its shape need not be checked again.
+        let key = TokenKey(in: header, bytes: bytes)
+        if let kind = key.withBytes(SecretToken.kind(byPrefixOf:)), let record = tokens.cachedRecord(for: key) {
+            try AccessGuard.check(kind, accepted: accepted)
+            return .known(try principal(of: record, kind: kind, accepted: accepted))
+        }
+        let token = key.token
         guard let kind = SecretToken.kind(of: token) else { throw AuthError.unknown }
+        try AccessGuard.check(kind, accepted: accepted)
+        return .toLookUp(token: token, kind: kind)
+    }
+
+    /// Refuses a secret of a kind the route does not take.
+    private static func check(_ kind: SecretToken.Kind, accepted: Callers) throws {
         if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
         if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
-        guard let record = tokens.cachedRecord(for: token) else { return .toLookUp(token: token, kind: kind) }
-        return .known(try principal(of: record, kind: kind, accepted: accepted))
     }
 
     /// The principal of `authentication`, looking its token up when it was not in memory.
@@ -62,8 +75,7 @@ extension AccessGuard {
 
     /// Whether a known principal, presented as a `kind` secret, may call a route accepting `accepted`.
     private func check(_ principal: Principal, kind: SecretToken.Kind, accepted: Callers) throws {
-        if kind == .apiKey && !accepted.contains(.apiKey) { throw AuthError.wrongKind(expected: "a session token") }
-        if kind == .session && accepted.isDisjoint(with: .session) { throw AuthError.wrongKind(expected: "an API key") }
+        try AccessGuard.check(kind, accepted: accepted)
         if let expiresAt = principal.expiresAt, expiresAt <= Date() { throw AuthError.expired }
         if let role = principal.role {
             let needed: Callers = role == .agent ? .agent : .customer
@@ -75,9 +87,17 @@ extension AccessGuard {
 
     /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
     public static func bearerToken(_ request: Request) throws -> String {
-        guard var header = request.headers[.authorization] else { throw AuthError.missing }
+        guard let header = request.headers[.authorization] else { throw AuthError.missing }
+        guard let bytes = bearerTokenBytes(in: header) else { throw AuthError.malformed }
+        return TokenKey(in: header, bytes: bytes).token
+    }
+
+    /// Where the token lies in the UTF-8 of an `Authorization` header's value, `Bearer <token>`; nil when the value
+    /// has another shape.
+    static func bearerTokenBytes(in header: String) -> Range<Int>? {
+        var header = header
         // Over the header's bytes in place, by offset (every request but the probes presents one).
-        let token = header.withUTF8 { bytes -> String? in
+        return header.withUTF8 { bytes -> Range<Int>? in
             var index = 0, end = bytes.count
             while index < end && bytes[index] == 32 { index += 1 }
             for expected in "bearer".utf8 {
@@ -88,9 +108,7 @@ extension AccessGuard {
             while index < end && bytes[index] == 32 { index += 1 }
             while end > index && bytes[end - 1] == 32 { end -= 1 }
             guard index < end else { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[index ..< end]), as: UTF8.self)
+            return index ..< end
         }
-        guard let token else { throw AuthError.malformed }
-        return token
     }
 }

@@ -27,18 +27,23 @@ public enum SecretToken {
     }
 
     /// The kind of a secret given as its UTF-8 bytes: `sbk_` or `sbs_`, then 43 base64url characters.
-    private static func kind<Bytes: RandomAccessCollection<UInt8>>(of bytes: Bytes) -> Kind? where Bytes.Index == Int {
+    static func kind<Bytes: RandomAccessCollection<UInt8>>(of bytes: Bytes) -> Kind? where Bytes.Index == Int {
+        guard let kind = kind(byPrefixOf: bytes) else { return nil }
+        for index in (bytes.startIndex + 4) ..< bytes.endIndex where !Base64URL.isAlphabet(bytes[index]) { return nil }
+        return kind
+    }
+
+    /// The kind that a secret's length and prefix name, its other 43 characters unchecked: enough for a secret
+    /// already known to be well formed (one found in the token cache, where only well-formed secrets go).
+    static func kind<Bytes: RandomAccessCollection<UInt8>>(byPrefixOf bytes: Bytes) -> Kind? where Bytes.Index == Int {
         guard bytes.count == 47 else { return nil }
         let start = bytes.startIndex
         guard bytes[start] == UInt8(ascii: "s"), bytes[start + 1] == UInt8(ascii: "b"),
               bytes[start + 3] == UInt8(ascii: "_") else { return nil }
-        let kind: Kind
         switch bytes[start + 2] {
-        case UInt8(ascii: "k"): kind = .apiKey
-        case UInt8(ascii: "s"): kind = .session
+        case UInt8(ascii: "k"): return .apiKey
+        case UInt8(ascii: "s"): return .session
         default: return nil
         }
-        for index in (start + 4) ..< bytes.endIndex where !Base64URL.isAlphabet(bytes[index]) { return nil }
-        return kind
     }
 }

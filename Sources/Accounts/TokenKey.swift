@@ -1,18 +1,49 @@
-/// A bearer secret as the token cache's key: hashed eight bytes at a time.
+/// A bearer secret as the token cache's key: hashed eight bytes at a time, and read where it was presented.
 ///
 /// A secret is 47 bytes, and every request's is hashed to find its record; as a `String` it went to the hasher a byte
 /// at a time. This still hashes every byte through `Hasher`, seeded per process, so secrets a client chooses cannot be
-/// made to collide in the cache.
+/// made to collide in the cache. A key for a lookup is made over the `Authorization` header itself (the secret's bytes
+/// within it), so that a request whose secret is cached copies it nowhere.
 struct TokenKey: Hashable, Sendable {
-    let token: String
+    /// The text the secret lies in: the secret itself, or the header it was presented in.
+    private let text: String
+    /// Where the secret lies in `text`'s UTF-8.
+    private let bytes: Range<Int>
+
+    /// The key of `token`, all of it.
+    init(token: String) {
+        text = token
+        bytes = 0 ..< token.utf8.count
+    }
+
+    /// The key of the secret at `bytes` of `text`'s UTF-8 (which must lie within it).
+    init(in text: String, bytes: Range<Int>) {
+        precondition(bytes.lowerBound >= 0 && bytes.upperBound <= text.utf8.count, "the secret lies outside its text")
+        self.text = text
+        self.bytes = bytes
+    }
+
+    /// The secret as a string of its own.
+    var token: String {
+        bytes.count == text.utf8.count ? text : withBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the secret's bytes, in place when the text has contiguous storage (a native string does).
+    func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        let range = bytes
+        if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeBufferPointer(rebasing: $0[range])) }) {
+            return result
+        }
+        return Array(text.utf8)[range].withUnsafeBufferPointer(body)
+    }
 
     static func == (a: TokenKey, b: TokenKey) -> Bool {
-        a.token == b.token
+        guard a.bytes.count == b.bytes.count else { return false }
+        return a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
     }
 
     func hash(into hasher: inout Hasher) {
-        var token = token
-        token.withUTF8 { bytes in
+        withBytes { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
             var offset = 0
             while offset + 8 <= raw.count {

@@ -36,7 +36,13 @@ public final class TokenStore: Sendable {
 
     /// The record for `token` if it is cached now, without waiting (for the synchronous fast path).
     public func cachedRecord(for token: String) -> TokenRecord? {
-        cache.cachedValue(for: TokenKey(token: token))
+        cachedRecord(for: TokenKey(token: token))
+    }
+
+    /// The record for the secret `key` names if it is cached now, without waiting. Only secrets looked up through
+    /// ``record(for:)`` are cached, and it takes well-formed ones only.
+    func cachedRecord(for key: TokenKey) -> TokenRecord? {
+        cache.cachedValue(for: key)
     }
 
     /// Forgets `token` here at once (after revoking it).

@@ -7,6 +7,22 @@ public struct FeedPage: Sendable {
     public let bytes: SharedBytes
     /// The strong entity tag of this page (depends on the feed's version and the page's parameters).
     public let etag: String
+    /// The header fields of a response sending this page (its tag, caching and type), made once and shared by every
+    /// such response.
+    let headers: HTTPHeaders
+
+    init(bytes: SharedBytes, etag: String) {
+        self.bytes = bytes
+        self.etag = etag
+        var headers = HTTPHeaders(capacity: 3)
+        headers.add("ETag", etag)
+        headers.add("Cache-Control", FeedPage.cacheControl)
+        headers.add("Content-Type", "application/json")
+        self.headers = HTTPHeaders(sharing: headers)
+    }
+
+    /// Every page response's `Cache-Control`: kept by the client, revalidated before each use.
+    static let cacheControl = "private, no-cache"
 
     /// The JSON body as an array (a copy).
     public var body: [UInt8] { bytes.array }

@@ -42,15 +42,14 @@ public struct FeedRoutes: Sendable {
     }
 
     static func response(_ page: FeedPage, _ request: Request) -> Response {
-        // Room for the request id too, added on the way out.
-        var headers = HTTPHeaders(capacity: 4)
-        headers.add("ETag", page.etag)
-        headers.add("Cache-Control", "private, no-cache")
         if let tags = request.headers[.ifNoneMatch], EntityTag.list(tags, matches: page.etag) {
+            // Room for the request id too, added on the way out.
+            var headers = HTTPHeaders(capacity: 3)
+            headers.add("ETag", page.etag)
+            headers.add("Cache-Control", FeedPage.cacheControl)
             return Response(status: 304, headers: headers)
         }
-        headers.add("Content-Type", "application/json")
-        return Response(status: 200, headers: headers, shared: page.bytes)
+        return Response(status: 200, headers: page.headers, shared: page.bytes)
     }
 
     @Sendable func create(_ request: Request, _ principal: Principal) async throws -> Response {

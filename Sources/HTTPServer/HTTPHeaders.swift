@@ -5,7 +5,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// One field: its name, in the case it was given, and its value.
     public typealias Element = (name: String, value: String)
 
+    /// The fields, but for `added`, which comes after them.
     @usableFromInline var fields: [NameValue]
+    /// A field added to a shared list (see ``init(sharing:)``), kept apart so that adding it does not copy the list:
+    /// a page's prebuilt fields stay shared when its response gains its request id on the way out. Nil otherwise.
+    @usableFromInline var added: NameValue?
+    /// Whether `fields` is a list shared with other responses, made by ``init(sharing:)``: the first field added then
+    /// goes to `added`. Any other change first makes the list this one's own.
+    private var sharesFields = false
     /// Which ``CommonHeader``s the fields include, when `classified`.
     private var common: UInt32 = 0
     /// Whether `common` is known: every field was added with its kind (a request's head, as read, when every name is
@@ -14,6 +21,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// An empty header list.
     public init() { fields = [] }
+
+    /// The fields of `prebuilt`, for a list made once and sent with many responses (a cached page's): each response's
+    /// copy shares its storage, and a field added to a copy (the request id) is held apart rather than copying the
+    /// list. The fields and what they say are the same as `prebuilt`'s.
+    public init(sharing prebuilt: HTTPHeaders) {
+        self = prebuilt
+        makeOwnFields()
+        sharesFields = true
+    }
 
     /// An empty header list with room for `capacity` fields: for a hot path, where a literal's variadic array (made,
     /// copied from and destroyed field by field through metadata) costs more than the fields themselves.
@@ -33,6 +49,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Makes room for `count` fields in all.
     public mutating func reserveCapacity(_ count: Int) {
+        makeOwnFields()
         fields.reserveCapacity(count)
     }
 
@@ -40,10 +57,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public subscript(name: String) -> String? {
         // Through the buffer, by index: an iterator hands out each field as a copy, two string retains apiece, and a
         // request's head is looked up several times.
-        fields.withUnsafeBufferPointer { fields in
+        let found = fields.withUnsafeBufferPointer { fields -> String? in
             for index in fields.indices where fields[index].name.equalsIgnoringASCIICase(name) { return fields[index].value }
             return nil
         }
+        if let found { return found }
+        if let added, added.name.equalsIgnoringASCIICase(name) { return added.value }
+        return nil
     }
 
     /// The first value of the field `header` names, or nil: at once when the list is known to lack it.
@@ -58,13 +78,19 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Appends a field, keeping any existing one of the same name.
     public mutating func add(_ name: String, _ value: String) {
-        fields.append(NameValue(name: name, value: value))
         classified = false
+        if sharesFields && added == nil {
+            added = NameValue(name: name, value: value)
+            return
+        }
+        makeOwnFields()
+        fields.append(NameValue(name: name, value: value))
     }
 
     /// Appends a field read from a request's head, whose name is `header`'s as spelt there (nil: `name` is known to be
     /// none of them), or not known (`known` false: `name` may be one, spelt otherwise).
     mutating func add(_ name: String, _ value: String, header: CommonHeader?, known: Bool) {
+        makeOwnFields()
         fields.append(NameValue(name: name, value: value))
         if let header { common |= header.bit }
         if !known { classified = false }
@@ -72,8 +98,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Replaces every field of that name with a single one.
     public mutating func set(_ name: String, _ value: String) {
+        let inFields = fields.contains { $0.name.equalsIgnoringASCIICase(name) }
+        // A shared list that lacks the name keeps its storage: the field is the one held apart (replacing it if it has
+        // the name, since it is the only other field).
+        if sharesFields && !inFields && (added == nil || added!.name.equalsIgnoringASCIICase(name)) {
+            added = NameValue(name: name, value: value)
+            classified = false
+            return
+        }
+        makeOwnFields()
         // Usually the name is new: then the list is only read, not rewritten.
-        if fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
+        if inFields {
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
         }
         fields.append(NameValue(name: name, value: value))
@@ -81,20 +116,41 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// How many fields there are, counting each repetition of a name.
-    public var count: Int { fields.count }
+    public var count: Int { fields.count + (added == nil ? 0 : 1) }
 
-    public func makeIterator() -> Iterator { Iterator(fields: fields.makeIterator()) }
+    public func makeIterator() -> Iterator { Iterator(fields: fields.makeIterator(), added: added) }
+
+    /// Calls `body` with each field in order, in place (not through the iterator, which copies each one and retains
+    /// its strings): for code that reads every field of every response.
+    func forEachInPlace(_ body: (borrowing NameValue) -> Void) {
+        fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices { body(fields[index]) }
+        }
+        if let added { body(added) }
+    }
+
+    /// Moves the field held apart, if any, to the end of `fields`, which becomes this list's own (copied if shared).
+    private mutating func makeOwnFields() {
+        sharesFields = false
+        guard let field = added else { return }
+        added = nil
+        fields.append(field)
+    }
 
     /// Hands out the fields in order, as `Element` tuples.
     public struct Iterator: IteratorProtocol {
         @usableFromInline var fields: IndexingIterator<[NameValue]>
+        @usableFromInline var added: NameValue?
 
-        @inlinable init(fields: IndexingIterator<[NameValue]>) {
+        @inlinable init(fields: IndexingIterator<[NameValue]>, added: NameValue?) {
             self.fields = fields
+            self.added = added
         }
 
         @inlinable public mutating func next() -> Element? {
-            fields.next().map { (name: $0.name, value: $0.value) }
+            if let field = fields.next() { return (name: field.name, value: field.value) }
+            defer { added = nil }
+            return added.map { (name: $0.name, value: $0.value) }
         }
     }
 }

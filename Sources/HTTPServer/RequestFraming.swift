@@ -46,6 +46,8 @@ public enum RequestFraming {
     /// `Content-Length`, 1 to 18 decimal digits with nothing around them. Anything else takes the full check.
     static func isPlain(_ headers: HTTPHeaders) -> Bool {
         guard headers.mayContain(.contentLength) || headers.mayContain(.transferEncoding) else { return true }
+        // A field held apart from the list (never so in a head as read) takes the full check.
+        guard headers.added == nil else { return false }
         var sawLength = false
         // Over the fields in place: no string is retained or released for the fields of a plain request (every
         // request's head goes through here). Names of other lengths are told apart by their length alone.

@@ -36,13 +36,11 @@ extension ServerCore {
             }
         }
         guard let handle else { return .NO }
-        response.headers.fields.withUnsafeBufferPointer { fields in
-            // In place, not through the list's iterator (a copy of each field, its two strings retained and released);
-            // `withCString`, not the implicit conversion: that one copies a small string into a fresh array.
-            for index in fields.indices {
-                fields[index].name.withCString { name in
-                    fields[index].value.withCString { value in _ = MHD_add_response_header(handle, name, value) }
-                }
+        // In place, not through the list's iterator (a copy of each field, its two strings retained and released);
+        // `withCString`, not the implicit conversion: that one copies a small string into a fresh array.
+        response.headers.forEachInPlace { field in
+            field.name.withCString { name in
+                field.value.withCString { value in _ = MHD_add_response_header(handle, name, value) }
             }
         }
         if draining.load(ordering: .relaxed) {

@@ -32,6 +32,11 @@ import TestSupport
             #expect(SecretToken.kind(of: token) == expected, "\(token.debugDescription)")
             // A bridged or sliced string (no contiguous bytes of its own) is judged the same way.
             #expect(SecretToken.kind(of: String(token.dropFirst(0))) == expected)
+            // The prefix alone names the same kind for every well-formed secret (the cache's), and none for a
+            // token of another length or prefix.
+            let byPrefix = SecretToken.kind(byPrefixOf: Array(token.utf8))
+            if let expected { #expect(byPrefix == expected) }
+            if token.utf8.count != 47 || !["sbk_", "sbs_"].contains(String(token.utf8.prefix(4))) { #expect(byPrefix == nil) }
             if expected != nil { kinds += 1 }
         }
         #expect(kinds > 100) // well-formed secrets are not left to chance

@@ -31,4 +31,28 @@ import TestSupport
         }
         #expect(collisions == 0, "\(collisions) of \(pairs)")
     }
+
+    /// A key made where the secret lies in a presented `Authorization` header equals the key of the secret alone and
+    /// hashes alike, and gives the secret back; one over a header whose secret differs in a byte does not equal it.
+    @Test(arguments: [UInt64(8), 90, 2026])
+    func aKeyReadInItsHeaderIsTheKeyOfItsSecret(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let schemes = ["Bearer ", "bearer ", "BEARER  ", "  Bearer ", "Bearer\u{20}"]
+        for _ in 0 ..< 500 {
+            let kind: SecretToken.Kind = Bool.random(using: &random) ? .apiKey : .session
+            let secret = kind.rawValue + String((0 ..< 43).map { _ in
+                Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_").randomElement(using: &random)!
+            })
+            let header = schemes.randomElement(using: &random)! + secret + String(repeating: " ", count: Int.random(in: 0 ... 2, using: &random))
+            let bytes = try #require(AccessGuard.bearerTokenBytes(in: header))
+            let key = TokenKey(in: header, bytes: bytes)
+            #expect(key == TokenKey(token: secret) && key.hashValue == TokenKey(token: secret).hashValue)
+            #expect(key.token == secret)
+            #expect(key.withBytes(SecretToken.kind(byPrefixOf:)) == kind)
+            var changed = Array(secret.utf8)
+            let index = Int.random(in: 0 ..< changed.count, using: &random)
+            changed[index] = changed[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            #expect(key != TokenKey(token: String(decoding: changed, as: UTF8.self)))
+        }
+    }
 }
