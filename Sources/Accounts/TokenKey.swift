@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A bearer secret as the token cache's key: hashed eight bytes at a time, and read where it was presented.
 ///
 /// A secret is 47 bytes, and every request's is hashed to find its record; as a `String` it went to the hasher a byte
@@ -39,7 +43,7 @@ struct TokenKey: Hashable, Sendable {
 
     static func == (a: TokenKey, b: TokenKey) -> Bool {
         guard a.bytes.count == b.bytes.count else { return false }
-        return a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
+        return a.withBytes { x in b.withBytes { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
     }
 
     func hash(into hasher: inout Hasher) {

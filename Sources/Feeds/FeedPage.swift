@@ -9,7 +9,8 @@ public struct FeedPage: Sendable {
     public let etag: String
     /// The header fields of a response sending this page (its tag, caching and type), made once and shared by every
     /// such response.
-    let headers: HTTPHeaders
+    var headers: HTTPHeaders { response.headers }
+    private let response: ResponseFields
 
     init(bytes: SharedBytes, etag: String) {
         self.bytes = bytes
@@ -18,7 +19,17 @@ public struct FeedPage: Sendable {
         headers.add("ETag", etag)
         headers.add("Cache-Control", FeedPage.cacheControl)
         headers.add("Content-Type", "application/json")
-        self.headers = HTTPHeaders(sharing: headers)
+        response = ResponseFields(headers: HTTPHeaders(sharing: headers))
+    }
+
+    /// A page's response fields in a class of their own: a page is copied out of the cache on every read, and a copy
+    /// then retains one reference rather than copying a header list.
+    private final class ResponseFields: Sendable {
+        let headers: HTTPHeaders
+
+        init(headers: HTTPHeaders) {
+            self.headers = headers
+        }
     }
 
     /// Every page response's `Cache-Control`: kept by the client, revalidated before each use.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Header fields that most requests send, or that the server looks for in every request.
 ///
 /// A request's head records which of these it carries, by name as spelt here, as it is read. Looking one of them up
@@ -19,6 +23,16 @@ public enum CommonHeader: Int, CaseIterable, Sendable {
 
     /// The names' bytes, by raw value.
     static let utf8Names = names.map { Array($0.utf8) }
+
+    /// The header whose name is spelt exactly `name`, if any.
+    static func spelt(exactly name: String) -> CommonHeader? {
+        let count = name.utf8.count
+        let found = name.utf8.withContiguousStorageIfAvailable { bytes in
+            utf8Names.firstIndex { $0.count == count && memcmp($0, bytes.baseAddress!, count) == 0 }
+        }
+        guard let index = found ?? names.firstIndex(of: name) else { return nil }
+        return CommonHeader(rawValue: index)
+    }
 
     /// This header's bit in a set of them.
     var bit: UInt32 { 1 << UInt32(rawValue) }

@@ -9,7 +9,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @usableFromInline var fields: [NameValue]
     /// A field added to a shared list (see ``init(sharing:)``), kept apart so that adding it does not copy the list:
     /// a page's prebuilt fields stay shared when its response gains its request id on the way out. Nil otherwise.
-    @usableFromInline var added: NameValue?
+    var added: NameValue? {
+        addedName < 0 ? nil : NameValue(name: CommonHeader.names[Int(addedName)], value: addedValue)
+    }
+    // `added`, stored as its value and its name's ``CommonHeader`` (only a field so named is held apart; -1: none).
+    // A list with one more string, or an optional field, was copied and destroyed through the runtime's value
+    // witnesses wherever a request's or a response's headers were passed.
+    @usableFromInline var addedValue = ""
+    @usableFromInline var addedName: Int8 = -1
     /// Whether `fields` is a list shared with other responses, made by ``init(sharing:)``: the first field added then
     /// goes to `added`. Any other change first makes the list this one's own.
     private var sharesFields = false
@@ -57,13 +64,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public subscript(name: String) -> String? {
         // Through the buffer, by index: an iterator hands out each field as a copy, two string retains apiece, and a
         // request's head is looked up several times.
-        let found = fields.withUnsafeBufferPointer { fields -> String? in
+        fields.withUnsafeBufferPointer { fields in
             for index in fields.indices where fields[index].name.equalsIgnoringASCIICase(name) { return fields[index].value }
-            return nil
+            guard addedName >= 0, CommonHeader.names[Int(addedName)].equalsIgnoringASCIICase(name) else { return nil }
+            return addedValue
         }
-        if let found { return found }
-        if let added, added.name.equalsIgnoringASCIICase(name) { return added.value }
-        return nil
     }
 
     /// The first value of the field `header` names, or nil: at once when the list is known to lack it.
@@ -79,8 +84,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Appends a field, keeping any existing one of the same name.
     public mutating func add(_ name: String, _ value: String) {
         classified = false
-        if sharesFields && added == nil {
-            added = NameValue(name: name, value: value)
+        if sharesFields && addedName < 0, let header = CommonHeader.spelt(exactly: name) {
+            (addedName, addedValue) = (Int8(header.rawValue), value)
             return
         }
         makeOwnFields()
@@ -98,17 +103,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Replaces every field of that name with a single one.
     public mutating func set(_ name: String, _ value: String) {
-        let inFields = fields.contains { $0.name.equalsIgnoringASCIICase(name) }
         // A shared list that lacks the name keeps its storage: the field is the one held apart (replacing it if it has
         // the name, since it is the only other field).
-        if sharesFields && !inFields && (added == nil || added!.name.equalsIgnoringASCIICase(name)) {
-            added = NameValue(name: name, value: value)
+        if sharesFields, addedName < 0 || CommonHeader.names[Int(addedName)].equalsIgnoringASCIICase(name),
+           let header = CommonHeader.spelt(exactly: name), !fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
+            (addedName, addedValue) = (Int8(header.rawValue), value)
             classified = false
             return
         }
         makeOwnFields()
         // Usually the name is new: then the list is only read, not rewritten.
-        if inFields {
+        if fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
             fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
         }
         fields.append(NameValue(name: name, value: value))
@@ -116,7 +121,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// How many fields there are, counting each repetition of a name.
-    public var count: Int { fields.count + (added == nil ? 0 : 1) }
+    public var count: Int { fields.count + (addedName < 0 ? 0 : 1) }
 
     public func makeIterator() -> Iterator { Iterator(fields: fields.makeIterator(), added: added) }
 
@@ -133,7 +138,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private mutating func makeOwnFields() {
         sharesFields = false
         guard let field = added else { return }
-        added = nil
+        (addedName, addedValue) = (-1, "")
         fields.append(field)
     }
 
@@ -157,7 +162,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
 extension String {
     /// ASCII case-insensitive equality, without allocating.
-    @inlinable
+    @inlinable @inline(__always)
     func equalsIgnoringASCIICase(_ other: String) -> Bool {
         // Native strings know their UTF-8 length at once: most names differ in it.
         guard self.utf8.count == other.utf8.count else { return false }

@@ -47,7 +47,7 @@ public enum RequestFraming {
     static func isPlain(_ headers: HTTPHeaders) -> Bool {
         guard headers.mayContain(.contentLength) || headers.mayContain(.transferEncoding) else { return true }
         // A field held apart from the list (never so in a head as read) takes the full check.
-        guard headers.added == nil else { return false }
+        guard headers.addedName < 0 else { return false }
         var sawLength = false
         // Over the fields in place: no string is retained or released for the fields of a plain request (every
         // request's head goes through here). Names of other lengths are told apart by their length alone.

@@ -79,17 +79,15 @@ final class ServerCore: Sendable {
                                             connection: connection, core: self,
                                             method: method, url: url)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
-            // Read through the context (a local copy of the request would be one more copy of all its fields).
-            if let problem = RequestFraming.problem(in: context.request.headers) {
-                return queue(problem.response(), for: context)
-            }
-            if context.request.headers[.host] == nil && strcmp(version, "HTTP/1.1") == 0 {
-                return queue(Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response(), for: context)
+            // The head is read through the context, `inout`: passed by value, a class's field is copied first (a
+            // local copy of the request would be one more copy of all its fields).
+            if let refusal = ServerCore.refusal(ofHead: &context.request.headers, version: version) {
+                return queue(refusal, for: context)
             }
             if let streamsBody, streamsBody(&context.request) {
                 return startStreamingBody(context)
             }
-            if let length = context.request.headers[.contentLength].flatMap({ Int($0) }), length > configuration.bodyLimit {
+            if let length = ServerCore.declaredLength(&context.request.headers), length > configuration.bodyLimit {
                 return queue(ServerCore.tooLarge(limit: configuration.bodyLimit), for: context)
             }
             return .YES
@@ -115,6 +113,21 @@ final class ServerCore: Sendable {
             return queue(response, for: context)
         }
         return startGuarded(context)
+    }
+
+    /// The answer to a head that must not be served: unsound framing, or HTTP/1.1 without `Host`. `inout` only to be
+    /// read in place (see `access`); nothing is changed.
+    static func refusal(ofHead headers: inout HTTPHeaders, version: UnsafePointer<CChar>) -> Response? {
+        if let problem = RequestFraming.problem(in: headers) { return problem.response() }
+        if headers[.host] == nil && strcmp(version, "HTTP/1.1") == 0 {
+            return Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response()
+        }
+        return nil
+    }
+
+    /// The body length a head declares, if any. `inout` only to be read in place; nothing is changed.
+    static func declaredLength(_ headers: inout HTTPHeaders) -> Int? {
+        headers[.contentLength].flatMap { Int($0) }
     }
 
     /// Queues the responder's answer; the request leaves `requests`.
