@@ -328,6 +328,13 @@ int sb_format_ipv4(const void *address, char *buffer, size_t size) {
     return 1;
 }
 
+int sb_mhd_client_ipv4(struct MHD_Connection *connection, uint32_t *address) {
+    const union MHD_ConnectionInfo *peer = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (peer == NULL || peer->client_addr == NULL || peer->client_addr->sa_family != AF_INET) return 0;
+    memcpy(address, &((const struct sockaddr_in *)peer->client_addr)->sin_addr, 4);
+    return 1;
+}
+
 int sb_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
     const union MHD_ConnectionInfo *peer = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (peer == NULL || peer->client_addr == NULL || size == 0) return 0;

@@ -44,8 +44,14 @@ public struct LRUCache<Key: Hashable, Value> {
     /// The value for `key` unless it expired at or before `now`; a hit makes the entry the newest.
     @inlinable
     public mutating func value(for key: Key, now: ContinuousClock.Instant) -> Value? {
+        value(for: key, nanosecondsNow: ClockOrigin.nanoseconds(of: now))
+    }
+
+    /// ``value(for:now:)`` with now given as nanoseconds from `ClockOrigin` (`ClockOrigin.nanosecondsNow()`).
+    @inlinable
+    public mutating func value(for key: Key, nanosecondsNow now: Int64) -> Value? {
         guard let slot = slotsByKey[key] else { return nil }
-        if let expiry = links[slot].expiry, expiry <= ClockOrigin.nanoseconds(of: now) {
+        if let expiry = links[slot].expiry, expiry <= now {
             remove(key)
             return nil
         }

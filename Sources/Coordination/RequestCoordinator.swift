@@ -30,6 +30,9 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
     @usableFromInline let policy: CachePolicy
     @usableFromInline let lifetime: (@Sendable (Value) -> Duration?)?
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
+    /// `now` as nanoseconds from `ClockOrigin`, what the cache compares expiries with: read straight from the system
+    /// clock, since an instant's layout is not fixed and converting one costs more than the lookup it times.
+    @usableFromInline let nowNanoseconds: @Sendable () -> Int64
     /// Guards the cache and the counters, which ``cachedValue(for:)`` and ``statistics`` read without an actor hop.
     @usableFromInline let shared: Locked<Shared>
     /// Every load someone waits for, including ones retired by invalidation.
@@ -50,7 +53,8 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         caching: CachePolicy = .untilInvalidated(maxEntries: 10_000),
         lifetime: (@Sendable (Value) -> Duration?)? = nil
     ) {
-        self.init(caching: caching, lifetime: lifetime, now: { ContinuousClock.now })
+        self.init(caching: caching, lifetime: lifetime, now: { ContinuousClock.now },
+                  nowNanoseconds: ClockOrigin.nanosecondsNow)
     }
 
     /// Creates a coordinator whose cache reads the time from `now`, for tests.
@@ -58,9 +62,17 @@ public actor RequestCoordinator<Key: Hashable & Sendable, Value: Sendable> {
         caching: CachePolicy, lifetime: (@Sendable (Value) -> Duration?)?,
         now: @escaping @Sendable () -> ContinuousClock.Instant
     ) {
+        self.init(caching: caching, lifetime: lifetime, now: now, nowNanoseconds: { ClockOrigin.nanoseconds(of: now()) })
+    }
+
+    private init(
+        caching: CachePolicy, lifetime: (@Sendable (Value) -> Duration?)?,
+        now: @escaping @Sendable () -> ContinuousClock.Instant, nowNanoseconds: @escaping @Sendable () -> Int64
+    ) {
         self.policy = caching
         self.lifetime = lifetime
         self.now = now
+        self.nowNanoseconds = nowNanoseconds
         self.shared = Locked(Shared(cache: LRUCache(capacity: caching.maxEntries)))
     }
 
@@ -119,9 +131,9 @@ extension RequestCoordinator {
     @inlinable
     public nonisolated func cachedValue(for key: Key) -> Value? {
         guard policy.maxEntries > 0 else { return nil }
-        let now = now()
+        let now = nowNanoseconds()
         return shared.withLock { shared in
-            guard let value = shared.cache.value(for: key, now: now) else { return nil }
+            guard let value = shared.cache.value(for: key, nanosecondsNow: now) else { return nil }
             shared.statistics.cacheHits += 1
             return value
         }

@@ -103,14 +103,27 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Replaces every field of that name with a single one.
     public mutating func set(_ name: String, _ value: String) {
+        if sharesFields, let header = CommonHeader.spelt(exactly: name) {
+            set(header, value)
+            return
+        }
+        setInOwnFields(name, value)
+    }
+
+    /// Replaces every field that `header` names with a single one, spelt as `header` spells it.
+    public mutating func set(_ header: CommonHeader, _ value: String) {
         // A shared list that lacks the name keeps its storage: the field is the one held apart (replacing it if it has
         // the name, since it is the only other field).
-        if sharesFields, addedName < 0 || CommonHeader.names[Int(addedName)].equalsIgnoringASCIICase(name),
-           let header = CommonHeader.spelt(exactly: name), !fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {
+        if sharesFields, addedName < 0 || Int(addedName) == header.rawValue,
+           !fields.contains(where: { $0.name.equalsIgnoringASCIICase(header.name) }) {
             (addedName, addedValue) = (Int8(header.rawValue), value)
             classified = false
             return
         }
+        setInOwnFields(header.name, value)
+    }
+
+    private mutating func setInOwnFields(_ name: String, _ value: String) {
         makeOwnFields()
         // Usually the name is new: then the list is only read, not rewritten.
         if fields.contains(where: { $0.name.equalsIgnoringASCIICase(name) }) {

@@ -20,7 +20,12 @@ enum MHDRequestReader {
         if !query.items.isEmpty { request.query = query.items }
         request.method = name(method, among: commonMethods)
         request.path = String(cString: url)
-        request.clientAddress = clientAddress(connection)
+        var ipv4: UInt32 = 0
+        if sb_mhd_client_ipv4(connection, &ipv4) == 1 {
+            request.clientIPv4 = ipv4
+        } else {
+            request.clientAddress = clientAddress(connection)
+        }
     }
 
     /// The peer's address as text (46 bytes hold any IPv6 address's text form).

@@ -24,7 +24,14 @@ public struct Request: Sendable {
     /// The request id: the client's `X-Request-ID` when sane, else generated.
     public var id: String = ""
     /// The address of the peer that sent the request (the proxy's, behind one), as text; empty when not known.
-    public var clientAddress = ""
+    public var clientAddress: String {
+        get { clientIPv4.map(Request.text(ofIPv4:)) ?? clientAddressText }
+        set { (clientAddressText, clientIPv4) = (newValue, nil) }
+    }
+    private var clientAddressText = ""
+    /// An IPv4 peer's address (4 bytes, network order), kept as read and written out as text only when asked: few
+    /// requests ask (the audit trail's), and every request would otherwise make and drop the text.
+    var clientIPv4: UInt32?
     /// When the server had the request's head (the access log measures the request's time from here).
     public var arrival: ContinuousClock.Instant {
         get { ClockOrigin.instant(atNanoseconds: arrivalNanoseconds) }
@@ -90,5 +97,12 @@ public struct RequestAttributes: Sendable {
     public subscript<Key: RequestAttributeKey>(key: Key.Type) -> Key.Value? {
         get { values[ObjectIdentifier(key)] as? Key.Value }
         set { values[ObjectIdentifier(key)] = newValue }
+    }
+}
+
+extension Request {
+    /// An IPv4 address (4 bytes, network order) in dotted decimal, as `inet_ntop` writes it.
+    static func text(ofIPv4 address: UInt32) -> String {
+        withUnsafeBytes(of: address) { octets in octets.map { String($0) }.joined(separator: ".") }
     }
 }

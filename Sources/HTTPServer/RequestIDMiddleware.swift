@@ -13,7 +13,7 @@ public struct RequestIDMiddleware: Middleware {
 
     /// Echoes the id on the response.
     public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
-        outcome.updateResponse { $0.headers.set("X-Request-ID", request.id) }
+        outcome.updateResponse { $0.headers.set(.xRequestID, request.id) }
     }
 
     /// The id for `request`: its sane `X-Request-ID`, or a new one.

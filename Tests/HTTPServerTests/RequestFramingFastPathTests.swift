@@ -68,7 +68,15 @@ import CMicroHTTPD
             #expect(sb_format_ipv4(&address, &ours, 16) == 1)
             #expect(inet_ntop(AF_INET, &address, &theirs, 16) != nil)
             #expect(Self.text(ours) == Self.text(theirs))
+            // A request keeps an IPv4 peer's address as read, and writes it out the same way when asked.
+            var request = Request(method: "GET", path: "/")
+            request.clientIPv4 = address
+            #expect(request.clientAddress == Self.text(theirs))
         }
+        var request = Request(method: "GET", path: "/")
+        request.clientIPv4 = 0x0100_007F
+        request.clientAddress = "::1"
+        #expect(request.clientAddress == "::1", "an address set as text replaces the one read")
         var address: UInt32 = .max
         var short = [CChar](repeating: 0, count: 15)
         #expect(sb_format_ipv4(&address, &short, 15) == 0, "255.255.255.255 and its NUL need 16 bytes")

@@ -34,7 +34,12 @@ import Testing
                         headers.add(name, value)
                         reference.append((name, value))
                     case 2, 3:
-                        headers.set(name, value)
+                        // By name, or by kind when the name is one's spelling (the request id is set so).
+                        if let header = CommonHeader.spelt(exactly: name), Bool.random(using: &random) {
+                            headers.set(header, value)
+                        } else {
+                            headers.set(name, value)
+                        }
                         reference.removeAll { $0.name.lowercased() == name.lowercased() }
                         reference.append((name, value))
                     default:

@@ -104,6 +104,10 @@ int sb_mhd_connection_fd(struct MHD_Connection *connection);
 /// Writes the client's address as text (`192.0.2.7`, `2001:db8::1`) into `buffer`; 0 when it is not known.
 int sb_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
 
+/// Reads the peer's IPv4 address (4 bytes, network order) into `address`: 1 when the peer has one, else 0 (an IPv6
+/// peer, say, whose address `sb_mhd_client_address` writes as text).
+int sb_mhd_client_ipv4(struct MHD_Connection *connection, uint32_t *address);
+
 /// Writes the IPv4 address at `address` (4 bytes, network order) as `inet_ntop` does, without its `sprintf` (every
 /// request's client address); 0 when `buffer` is too small.
 int sb_format_ipv4(const void *address, char *buffer, size_t size);
