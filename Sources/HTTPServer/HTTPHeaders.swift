@@ -36,6 +36,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         self = prebuilt
         makeOwnFields()
         sharesFields = true
+        // Classified once here, so that setting the request id on each copy need not compare the fields' names.
+        (common, classified) = (0, true)
+        for field in fields {
+            if let header = CommonHeader.spelt(exactly: field.name) {
+                common |= header.bit
+            } else if CommonHeader.names.contains(where: { $0.equalsIgnoringASCIICase(field.name) }) {
+                classified = false
+            }
+        }
     }
 
     /// An empty header list with room for `capacity` fields: for a hot path, where a literal's variadic array (made,
@@ -78,18 +87,24 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Whether the list may have a field that `header` names (false only when it is known not to).
     func mayContain(_ header: CommonHeader) -> Bool {
+        fieldsMayContain(header) || Int(addedName) == header.rawValue
+    }
+
+    /// Whether `fields` (the list but for `added`) may have a field that `header` names.
+    private func fieldsMayContain(_ header: CommonHeader) -> Bool {
         !classified || common & header.bit != 0
     }
 
     /// Appends a field, keeping any existing one of the same name.
     public mutating func add(_ name: String, _ value: String) {
-        classified = false
+        // Held apart under its kind's own spelling: the list's classification still holds.
         if sharesFields && addedName < 0, let header = CommonHeader.spelt(exactly: name) {
             (addedName, addedValue) = (Int8(header.rawValue), value)
             return
         }
         makeOwnFields()
         fields.append(NameValue(name: name, value: value))
+        classified = false
     }
 
     /// Appends a field read from a request's head, whose name is `header`'s as spelt there (nil: `name` is known to be
@@ -115,9 +130,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         // A shared list that lacks the name keeps its storage: the field is the one held apart (replacing it if it has
         // the name, since it is the only other field).
         if sharesFields, addedName < 0 || Int(addedName) == header.rawValue,
-           !fields.contains(where: { $0.name.equalsIgnoringASCIICase(header.name) }) {
+           !fieldsMayContain(header) || !fields.contains(where: { $0.name.equalsIgnoringASCIICase(header.name) }) {
             (addedName, addedValue) = (Int8(header.rawValue), value)
-            classified = false
             return
         }
         setInOwnFields(header.name, value)
@@ -151,6 +165,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private mutating func makeOwnFields() {
         sharesFields = false
         guard let field = added else { return }
+        if let header = CommonHeader(rawValue: Int(addedName)) { common |= header.bit }
         (addedName, addedValue) = (-1, "")
         fields.append(field)
     }

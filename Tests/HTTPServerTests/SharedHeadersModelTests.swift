@@ -64,7 +64,7 @@ import Testing
             #expect(headers[name] == reference.first { $0.name.lowercased() == name.lowercased() }?.value,
                     sourceLocation: sourceLocation)
         }
-        for header in [CommonHeader.xRequestID, .contentLength, .ifNoneMatch] {
+        for header in [CommonHeader.xRequestID, .contentLength, .ifNoneMatch, .contentType, .cacheControl] {
             #expect(headers[header] == reference.first { $0.name.lowercased() == header.name.lowercased() }?.value,
                     sourceLocation: sourceLocation)
         }
