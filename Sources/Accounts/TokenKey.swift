@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// A bearer secret as the token cache's key: hashed eight bytes at a time, and read where it was presented.
+/// A bearer secret as the token cache's key: hashed as one run of bytes, and read where it was presented.
 ///
 /// A secret is 47 bytes, and every request's is hashed to find its record; as a `String` it went to the hasher a byte
 /// at a time. This still hashes every byte through `Hasher`, seeded per process, so secrets a client chooses cannot be
@@ -47,16 +47,7 @@ struct TokenKey: Hashable, Sendable {
     }
 
     func hash(into hasher: inout Hasher) {
-        withBytes { bytes in
-            let raw = UnsafeRawBufferPointer(bytes)
-            var offset = 0
-            while offset + 8 <= raw.count {
-                hasher.combine(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                offset += 8
-            }
-            var tail = UInt64(raw.count) << 56
-            for index in offset ..< raw.count { tail |= UInt64(raw[index]) << (8 * (index - offset)) }
-            hasher.combine(tail)
-        }
+        // All the bytes in one call: the hasher takes them eight at a time, with the count in its last block.
+        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
