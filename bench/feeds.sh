@@ -124,34 +124,8 @@ elif ! bench_ge "$ratio" "$TARGET_RATIO"; then
 fi
 # The database path with nothing shared: a different feed for (almost) every request.
 DISTINCT=${BENCH_FEED_DISTINCT:-5000}
-psql "$DATABASE_URL" -q -v tenant="$tenant_id" -v feeds="$DISTINCT" <<'SQL'
-INSERT INTO feeds (tenant_id, key) SELECT :'tenant'::uuid, 'd' || n FROM generate_series(1, :feeds) AS n;
-INSERT INTO feed_items (feed_id, title, body, url, published_at)
-SELECT f.id, 'Item ' || k, 'Body of item ' || k || ', long enough to look like a real teaser line.',
-       'https://example.com/' || k, now() - k * interval '1 minute'
-FROM feeds f, generate_series(1, 20) AS k WHERE f.tenant_id = :'tenant'::uuid AND f.key LIKE 'd%';
-ANALYZE feeds;
-ANALYZE feed_items;
-SQL
-distinct_script="$BENCH_OUT/raw/feeds-distinct.lua"
-cat >"$distinct_script" <<'LUA'
-local feeds = tonumber(os.getenv("BENCH_FEEDS"))
-local auth = os.getenv("BENCH_AUTH")
-local prefix = os.getenv("BENCH_PREFIX")
--- Every wrk thread has its own Lua state: seeded alike, the threads would ask for the same feeds in the same order,
--- and concurrent asks for one feed are shared (deduplicated), which this run must not measure.
-local threads = 0
-function setup(thread)
-    threads = threads + 1
-    thread:set("thread_number", threads)
-end
-function init(args)
-    math.randomseed(os.time() * 1000 + thread_number)
-end
-request = function()
-    return wrk.format("GET", prefix .. "d" .. math.random(1, feeds), { ["Authorization"] = auth })
-end
-LUA
+bench_distinct_feeds "$tenant_id" "$DISTINCT"
+distinct_script=$(bench_distinct_script)
 distinct_run() { # BASE-URL PATH-PREFIX SECONDS OUT
     BENCH_FEEDS=$DISTINCT BENCH_AUTH="Bearer $token" BENCH_PREFIX=$2 bench_run wrk -t"$BENCH_WRK_THREADS" \
         -c"$BENCH_WRK_CONNECTIONS" -d"${3}s" --latency -s "$distinct_script" "$1" >"$4" 2>&1 \

@@ -492,3 +492,41 @@ BEGIN
 END \$\$;
 SQL
 }
+
+# bench_distinct_feeds TENANT COUNT: COUNT more feeds of tenant TENANT, d1 … dCOUNT, of 20 items each (feeds read cold,
+# a different one each request).
+bench_distinct_feeds() {
+    psql "$DATABASE_URL" -q -v tenant="$1" -v feeds="$2" <<'SQL'
+INSERT INTO feeds (tenant_id, key) SELECT :'tenant'::uuid, 'd' || n FROM generate_series(1, :feeds) AS n;
+INSERT INTO feed_items (feed_id, title, body, url, published_at)
+SELECT f.id, 'Item ' || k, 'Body of item ' || k || ', long enough to look like a real teaser line.',
+       'https://example.com/' || k, now() - k * interval '1 minute'
+FROM feeds f, generate_series(1, 20) AS k WHERE f.tenant_id = :'tenant'::uuid AND f.key LIKE 'd%';
+ANALYZE feeds;
+ANALYZE feed_items;
+SQL
+}
+
+# bench_distinct_script: writes the wrk script that asks for a random one of the distinct feeds (BENCH_FEEDS of them,
+# under BENCH_PREFIX, with BENCH_AUTH) and prints its path.
+bench_distinct_script() {
+    cat >"$BENCH_OUT/raw/feeds-distinct.lua" <<'LUA'
+local feeds = tonumber(os.getenv("BENCH_FEEDS"))
+local auth = os.getenv("BENCH_AUTH")
+local prefix = os.getenv("BENCH_PREFIX")
+-- Every wrk thread has its own Lua state: seeded alike, the threads would ask for the same feeds in the same order,
+-- and concurrent asks for one feed are shared (deduplicated), which this run must not measure.
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("thread_number", threads)
+end
+function init(args)
+    math.randomseed(os.time() * 1000 + thread_number)
+end
+request = function()
+    return wrk.format("GET", prefix .. "d" .. math.random(1, feeds), { ["Authorization"] = auth })
+end
+LUA
+    echo "$BENCH_OUT/raw/feeds-distinct.lua"
+}
