@@ -7,17 +7,19 @@ import Glibc
 /// A secret is 47 bytes, and every request's is hashed to find its record; as a `String` it went to the hasher a byte
 /// at a time. This still hashes every byte through `Hasher`, seeded per process, so secrets a client chooses cannot be
 /// made to collide in the cache. A key for a lookup is made over the `Authorization` header itself (the secret's bytes
-/// within it), so that a request whose secret is cached copies it nowhere.
+/// within it), so that a request whose secret is cached copies it nowhere. The bytes are hashed once, as the key is made:
+/// a lookup made under the cache's lock (which the server's threads share) then hashes a word, not the secret.
 struct TokenKey: Hashable, Sendable {
     /// The text the secret lies in: the secret itself, or the header it was presented in.
     private let text: String
     /// Where the secret lies in `text`'s UTF-8.
     private let bytes: Range<Int>
+    /// The secret's bytes through `Hasher`, taken when the key is made.
+    private let digest: Int
 
     /// The key of `token`, all of it.
     init(token: String) {
-        text = token
-        bytes = 0 ..< token.utf8.count
+        self.init(in: token, bytes: 0 ..< token.utf8.count)
     }
 
     /// The key of the secret at `bytes` of `text`'s UTF-8 (which must lie within it).
@@ -25,6 +27,12 @@ struct TokenKey: Hashable, Sendable {
         precondition(bytes.lowerBound >= 0 && bytes.upperBound <= text.utf8.count, "the secret lies outside its text")
         self.text = text
         self.bytes = bytes
+        // All the bytes in one call: the hasher takes them eight at a time, with the count in its last block.
+        digest = TokenKey.withBytes(bytes, of: text) { bytes in
+            var hasher = Hasher()
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+            return hasher.finalize()
+        }
     }
 
     /// The secret as a string of its own.
@@ -34,7 +42,11 @@ struct TokenKey: Hashable, Sendable {
 
     /// Calls `body` with the secret's bytes, in place when the text has contiguous storage (a native string does).
     func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        let range = bytes
+        TokenKey.withBytes(bytes, of: text, body)
+    }
+
+    private static func withBytes<Result>(_ range: Range<Int>, of text: String,
+                                          _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeBufferPointer(rebasing: $0[range])) }) {
             return result
         }
@@ -42,12 +54,11 @@ struct TokenKey: Hashable, Sendable {
     }
 
     static func == (a: TokenKey, b: TokenKey) -> Bool {
-        guard a.bytes.count == b.bytes.count else { return false }
+        guard a.digest == b.digest, a.bytes.count == b.bytes.count else { return false }
         return a.withBytes { x in b.withBytes { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
     }
 
     func hash(into hasher: inout Hasher) {
-        // All the bytes in one call: the hasher takes them eight at a time, with the count in its last block.
-        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(digest)
     }
 }
