@@ -26,12 +26,28 @@ public enum CommonHeader: Int, CaseIterable, Sendable {
 
     /// The header whose name is spelt exactly `name`, if any.
     static func spelt(exactly name: String) -> CommonHeader? {
-        let count = name.utf8.count
-        let found = name.utf8.withContiguousStorageIfAvailable { bytes in
-            utf8Names.firstIndex { $0.count == count && memcmp($0, bytes.baseAddress!, count) == 0 }
+        var name = name
+        return name.withUTF8(spelt(exactly:))
+    }
+
+    /// The header whose name is spelt exactly as `bytes`, if any.
+    static func spelt(exactly bytes: UnsafeBufferPointer<UInt8>) -> CommonHeader? {
+        for index in utf8Names.indices where utf8Names[index].count == bytes.count {
+            if utf8Names[index].withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+                return CommonHeader(rawValue: index)
+            }
         }
-        guard let index = found ?? names.firstIndex(of: name) else { return nil }
-        return CommonHeader(rawValue: index)
+        return nil
+    }
+
+    /// What a field's name says of the list it joins: the header it is spelt exactly as (nil: none of them), and
+    /// `known`, false for one of them spelt otherwise (`content-length`), whose lookups must then compare names.
+    static func classify(_ bytes: UnsafeBufferPointer<UInt8>) -> (header: CommonHeader?, known: Bool) {
+        if let header = spelt(exactly: bytes) { return (header, true) }
+        let spelledOtherwise = utf8Names.contains { name in
+            name.count == bytes.count && name.withUnsafeBufferPointer { String.equalIgnoringASCIICase(bytes, $0) }
+        }
+        return (nil, !spelledOtherwise)
     }
 
     /// This header's bit in a set of them.

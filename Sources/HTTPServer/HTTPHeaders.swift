@@ -39,11 +39,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         // Classified once here, so that setting the request id on each copy need not compare the fields' names.
         (common, classified) = (0, true)
         for field in fields {
-            if let header = CommonHeader.spelt(exactly: field.name) {
-                common |= header.bit
-            } else if CommonHeader.names.contains(where: { $0.equalsIgnoringASCIICase(field.name) }) {
-                classified = false
-            }
+            var name = field.name
+            let (header, known) = name.withUTF8(CommonHeader.classify)
+            if let header { common |= header.bit }
+            if !known { classified = false }
         }
     }
 

@@ -53,17 +53,8 @@ enum MHDRequestReader {
     /// that is one of them spelt otherwise (`content-length`): a lookup must then compare names.
     static func headerName(_ key: UnsafePointer<CChar>) -> (name: String, header: CommonHeader?, known: Bool) {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: strlen(key))
-        let names = CommonHeader.utf8Names
-        for index in names.indices where names[index].count == bytes.count {
-            if names[index].withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-                return (CommonHeader.names[index], CommonHeader(rawValue: index), true)
-            }
-        }
-        // None of them as spelt there: is it one of them spelt otherwise?
-        let spelledOtherwise = names.contains { name in
-            name.count == bytes.count && name.withUnsafeBufferPointer { String.equalIgnoringASCIICase(bytes, $0) }
-        }
-        return (String(cString: key), nil, !spelledOtherwise)
+        let (header, known) = CommonHeader.classify(bytes)
+        return (header?.name ?? String(cString: key), header, known)
     }
 
     /// The methods of this API's routes, as literals in the same way.
