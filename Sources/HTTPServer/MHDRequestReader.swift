@@ -36,6 +36,16 @@ enum MHDRequestReader {
         }
     }
 
+    /// An IPv4 address (4 bytes, network order) in dotted decimal, as `inet_ntop` writes it (by `sb_format_ipv4`,
+    /// which also writes the text of a peer's address that is asked for whole).
+    static func text(ofIPv4 address: UInt32) -> String {
+        var address = address
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 16) { buffer in
+            guard sb_format_ipv4(&address, buffer.baseAddress, buffer.count) == 1 else { return "" }
+            return String(cString: buffer.baseAddress!)
+        }
+    }
+
     struct QueryItems {
         var items: [(name: String, value: String)] = []
     }

@@ -25,7 +25,7 @@ public struct Request: Sendable {
     public var id: String = ""
     /// The address of the peer that sent the request (the proxy's, behind one), as text; empty when not known.
     public var clientAddress: String {
-        get { clientIPv4.map(Request.text(ofIPv4:)) ?? clientAddressText }
+        get { clientIPv4.map(MHDRequestReader.text(ofIPv4:)) ?? clientAddressText }
         set { (clientAddressText, clientIPv4) = (newValue, nil) }
     }
     private var clientAddressText = ""
@@ -97,12 +97,5 @@ public struct RequestAttributes: Sendable {
     public subscript<Key: RequestAttributeKey>(key: Key.Type) -> Key.Value? {
         get { values[ObjectIdentifier(key)] as? Key.Value }
         set { values[ObjectIdentifier(key)] = newValue }
-    }
-}
-
-extension Request {
-    /// An IPv4 address (4 bytes, network order) in dotted decimal, as `inet_ntop` writes it.
-    static func text(ofIPv4 address: UInt32) -> String {
-        withUnsafeBytes(of: address) { octets in octets.map { String($0) }.joined(separator: ".") }
     }
 }
