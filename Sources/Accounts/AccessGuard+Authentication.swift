@@ -89,7 +89,7 @@ extension AccessGuard {
     public static func bearerToken(_ request: Request) throws -> String {
         guard let header = request.headers[.authorization] else { throw AuthError.missing }
         guard let bytes = bearerTokenBytes(in: header) else { throw AuthError.malformed }
-        return TokenKey(in: header, bytes: bytes).token
+        return TokenKey.secret(at: bytes, in: header)
     }
 
     /// Where the token lies in the UTF-8 of an `Authorization` header's value, `Bearer <token>`; nil when the value

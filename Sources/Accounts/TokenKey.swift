@@ -36,8 +36,11 @@ struct TokenKey: Hashable, Sendable {
     }
 
     /// The secret as a string of its own.
-    var token: String {
-        bytes.count == text.utf8.count ? text : withBytes { String(decoding: $0, as: UTF8.self) }
+    var token: String { TokenKey.secret(at: bytes, in: text) }
+
+    /// The secret at `bytes` of `text`'s UTF-8 as a string of its own (`text` itself when it is all of it).
+    static func secret(at bytes: Range<Int>, in text: String) -> String {
+        bytes.count == text.utf8.count ? text : withBytes(bytes, of: text) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with the secret's bytes, in place when the text has contiguous storage (a native string does).

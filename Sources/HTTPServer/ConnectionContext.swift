@@ -55,7 +55,7 @@ final class ConnectionContext: @unchecked Sendable {
         guard streamsBody else { return request }
         var request = request
         request.bodyStream = RequestBodyStream(context: self, lowWater: core.configuration.streamedBodyHighWater / 4,
-                                               declaredLength: request.headers[.contentLength].flatMap { Int($0) })
+                                               declaredLength: ServerCore.declaredLength(&request.headers))
         return request
     }
 
