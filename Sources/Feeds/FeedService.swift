@@ -44,13 +44,30 @@ public final class FeedService: Sendable {
         self.store = store
         self.echoTimeout = echoTimeout
         self.caching = caching
-        self.freshness = Locked(Freshness(maxPages: caching ? maxCachedPages : 0, slots: changeCountSlots))
+        let freshness = Locked(Freshness(maxPages: caching ? maxCachedPages : 0, slots: changeCountSlots))
+        self.freshness = freshness
         self.pages = RequestCoordinator(caching: .disabled)
         self.reads = BatchLoader(maxBatchSize: FeedService.maxBatchSize,
-                                 maxConcurrentBatches: FeedService.concurrentBatches, executor: executor) { [store] loads in
-            let found = try await store.pages(Array(Set(loads.map(\.page))))
-            return Dictionary(uniqueKeysWithValues: loads.map { ($0, found[$0.page] ?? .noSuchFeed) })
+                                 maxConcurrentBatches: FeedService.concurrentBatches, executor: executor) { loads in
+            try await Self.answer(loads, from: caching ? freshness : nil, or: store)
         }
+    }
+
+    /// A batch's pages: those already in memory and current from there (see `FeedFreshness.cachedPage(answering:)`),
+    /// the others in one statement.
+    private static func answer(_ loads: [FeedPageLoad], from freshness: Locked<Freshness>?,
+                               or store: FeedStore) async throws -> [FeedPageLoad: FeedPageResult] {
+        var answers: [FeedPageLoad: FeedPageResult] = [:]
+        if let freshness {
+            freshness.withLock { machine in
+                for load in loads { answers[load] = machine.cachedPage(answering: load) }
+            }
+        }
+        let missing = loads.filter { answers[$0] == nil }
+        guard !missing.isEmpty else { return answers }
+        let found = try await store.pages(Array(Set(missing.map(\.page))))
+        for load in missing { answers[load] = found[load.page] ?? .noSuchFeed }
+        return answers
     }
 
     /// The most pages one batched read asks for: a batch's callers wait for all of its rows.
@@ -65,13 +82,19 @@ public final class FeedService: Sendable {
         case .serve(let page):
             return page
         case .load(let load):
-            // The transform runs once per load, as its batch answers: the state machine keeps the page if the feed
-            // has not changed since the load started.
-            return try await pages.value(for: load, from: reads) { [freshness] found in
-                let page = found ?? .noSuchFeed
-                _ = freshness.withLock { $0.loadFinished(load, with: page) }
-                return page
-            }
+            return try await page(loading: load)
+        }
+    }
+
+    /// Joins `load` if it is in flight, or starts it. Between a caller's miss in memory and its arrival here, another
+    /// load of the same key may have finished and cached its page; the batch then answers from memory.
+    func page(loading load: FeedPageLoad) async throws -> FeedPageResult {
+        // The transform runs once per load, as its batch answers: the state machine keeps the page if the feed has
+        // not changed since the load started.
+        try await pages.value(for: load, from: reads) { [freshness] found in
+            let page = found ?? .noSuchFeed
+            _ = freshness.withLock { $0.loadFinished(load, with: page) }
+            return page
         }
     }
 

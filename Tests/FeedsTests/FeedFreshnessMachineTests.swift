@@ -46,6 +46,20 @@ import Testing
         #expect(machine.hits == 1)
     }
 
+    /// A caller that missed just before another load of its key finished asks for a load the cache now answers, as
+    /// long as its feed has not changed; a page cached after a change answers loads stamped before it too.
+    @Test func aLoadStartedLateIsAnsweredByThePageCachedMeanwhile() {
+        var machine = Machine(maxPages: 100, slots: 4096)
+        guard let (late, loading) = Self.twoLoads(&machine) else { return }
+        #expect(machine.cachedPage(answering: late) == nil, "nothing cached yet")
+        #expect(machine.loadFinished(loading, with: 1) == .cached)
+        #expect(machine.cachedPage(answering: late) == 1)
+        machine.changed(Self.news)
+        #expect(machine.cachedPage(answering: late) == nil, "the feed changed: its page is not current")
+        #expect(Self.load(Self.first, into: &machine, page: 2) == .cached)
+        #expect(machine.cachedPage(answering: late) == 2, "a newer page answers callers from before the change")
+    }
+
     @Test func aCachedPageIsServedUntilItsFeedChangesAndThenDropped() {
         var machine = Machine(maxPages: 100, slots: 4096)
         let other = FeedPageKey(feed: Self.offers, limit: 20, cursor: nil)

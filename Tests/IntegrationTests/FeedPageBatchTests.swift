@@ -76,6 +76,35 @@ struct FeedPageBatchTests {
         await database.drop()
     }
 
+    /// A reader misses the cache, and before it joins the coordinator, another caller's load of the same page finishes
+    /// and caches it (the load is no longer in flight to join). Driven in that order, the late reader's load is
+    /// answered from memory: 500 concurrent cold reads must cost one query, however the threads interleave.
+    @Test func aReaderArrivingAfterTheLoadItMissedFinishedCostsNoQuery() async throws {
+        let database = try await MigratedDatabase.create(maxConnections: 2)
+        let tenant = try await database.tenants(["mine"])[0]
+        let service = FeedService(store: FeedStore(pool: database.pool))
+        let feed = FeedAddress(tenantID: tenant, key: "launch")
+        _ = try await service.insert(FeedFreshnessTests.item("Welcome"), into: feed)
+        let key = FeedPageKey(feed: feed, limit: 10, cursor: nil)
+        let pageQueries = "%FROM feeds f%LEFT JOIN LATERAL%"
+
+        guard case .load(let late) = service.freshness.withLock({ $0.read(key) }) else {
+            Issue.record("a page was cached before any read")
+            return
+        }
+        let before = try await database.database.statementCalls(like: pageQueries)
+        let first = try await service.page(key)
+        let second = try await service.page(loading: late)
+        let queries = try await database.database.statementCalls(like: pageQueries) - before
+        #expect(queries == 1, "\(queries) page queries")
+        guard case .page(let one) = first, case .page(let two) = second else {
+            Issue.record("no page: \(first), \(second)")
+            return
+        }
+        #expect(one.body == two.body && one.etag == two.etag)
+        await database.drop()
+    }
+
     /// Two tenants with feeds of the same names (different items), an empty feed, and names nobody has.
     struct World {
         let tenants: [UUID]

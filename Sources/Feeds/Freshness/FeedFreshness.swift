@@ -81,6 +81,13 @@ struct FeedFreshness<Page, Writer> {
         return .load(FeedPageLoad(page: key, stamp: count(of: key.feed)))
     }
 
+    /// A page in memory that answers `load` without reading Postgres: one cached and current now, so loaded after
+    /// every change known when the load's callers arrived. A load can find one when a caller missed the cache just
+    /// before another load of the same key finished and cached its page, and reached the coordinator just after.
+    mutating func cachedPage(answering load: FeedPageLoad) -> Page? {
+        cachedPage(load.page)
+    }
+
     /// `load` finished with `page`: cache it if no change to its feed came since it started.
     @discardableResult
     mutating func loadFinished(_ load: FeedPageLoad, with page: Page) -> LoadOutcome {
