@@ -44,18 +44,23 @@ final class Metrics: Sendable {
             slots.mapValues { stats[$0] }
         }
 
-        mutating func record(_ key: RouteKey, status: Int, duration: Double) {
+        /// Records a request to `route` (a template, or "unmatched") by `method` (a label, see `methodLabel`). The
+        /// key is made only when the route is not the last one recorded.
+        mutating func record(route: String, method: String, status: Int, duration: Double) {
             let slot: Int
-            if let last, last.key.route == key.route, last.key.method == key.method {
+            if let last, last.key.route == route, last.key.method == method {
                 slot = last.slot
-            } else if let known = slots[key] {
-                slot = known
             } else {
-                slot = stats.count
-                stats.append(RouteStats())
-                slots[key] = slot
+                let key = RouteKey(route: route, method: method)
+                if let known = slots[key] {
+                    slot = known
+                } else {
+                    slot = stats.count
+                    stats.append(RouteStats())
+                    slots[key] = slot
+                }
+                last = (key, slot)
             }
-            last = (key, slot)
             stats[slot].record(status: status, duration: duration)
         }
     }
@@ -69,11 +74,11 @@ final class Metrics: Sendable {
         shards[ThreadIndex.current % shards.count]
     }
 
-    /// Records one finished request.
-    func record(_ entry: AccessLogEntry) {
-        let route = entry.route ?? "unmatched"
-        let key = RouteKey(route: route, method: Self.methodLabel(entry.method))
-        store.withLock { $0.record(key, status: entry.status, duration: entry.duration) }
+    /// Records one finished request: its method, its route template (nil when none matched), its status and its time
+    /// in seconds.
+    func record(method: String, route: String?, status: Int, duration: Double) {
+        let label = Self.methodLabel(method)
+        store.withLock { $0.record(route: route ?? "unmatched", method: label, status: status, duration: duration) }
     }
 
     /// The method as a label: a client may send any token as its method, and each would otherwise become a series of

@@ -61,9 +61,9 @@ enum Routes {
                        services: Services, metrics: Metrics, logDropped: @escaping @Sendable () -> Int,
                        servers: @escaping @Sendable () -> [HTTPServer]) -> Router {
         var router = Router()
-        let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in
-            metrics.record(entry)
-            AccessLog.write(entry, to: logger)
+        let accessLog: AccessLogMiddleware.Sink = { request, status, duration in
+            metrics.record(method: request.method, route: request.route, status: status, duration: duration)
+            AccessLog.write(request, status: status, duration: duration, to: logger)
         }
         router.use(RequestIDMiddleware())
         router.use(AccessLogMiddleware(sink: accessLog))

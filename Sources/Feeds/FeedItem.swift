@@ -42,9 +42,9 @@ public struct FeedAddress: Sendable, Hashable {
     public let tenantID: UUID
     /// The feed's key within its tenant (see ``isValidKey(_:)``).
     public let key: String
-    /// The tenant's and key's hash, taken once: a read looks its page up by it and then its feed's change count, and
-    /// hashed the address afresh each time.
-    private let hash: Int
+    /// The tenant's and key's hash (seeded per process, as `Hasher` is), taken once: a read looks its page up by it
+    /// and then its feed's change count (whose slot it picks as it is), and hashed the address afresh each time.
+    let hash: Int
 
     /// The address of feed `key` of `tenantID`.
     public init(tenantID: UUID, key: String) {

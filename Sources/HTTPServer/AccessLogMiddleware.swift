@@ -25,23 +25,32 @@ public struct AccessLogEntry: Sendable {
         self.status = status
         self.duration = duration
     }
+
+    /// The record of `request`, which ended with `status` after `duration` seconds, now.
+    public init(_ request: Request, status: Int, duration: Double) {
+        self.init(time: Date(timeIntervalSinceNow: -duration), requestID: request.id, method: request.method,
+                  route: request.route, status: status, duration: duration)
+    }
 }
 
-/// Reports one `AccessLogEntry` per request to a sink (the app writes it as a JSON line and to metrics), timed from
-/// the request's arrival.
+/// Reports each request as it ends to a sink (the app counts it in metrics and writes an `AccessLogEntry` as a JSON
+/// line), with its status and its time from arrival.
+///
+/// The sink is lent the request itself, not an entry: most requests are counted and not written (the log's level is
+/// above them), and an entry made for each copied three of the request's strings and a timestamp to drop at once.
 public struct AccessLogMiddleware: Middleware {
-    private let sink: @Sendable (AccessLogEntry) -> Void
+    /// What the sink is told: the request (lent for the call), its response's status and its time in seconds.
+    public typealias Sink = @Sendable (_ request: Request, _ status: Int, _ duration: Double) -> Void
+    private let sink: Sink
 
-    /// Creates the middleware with the sink each entry goes to.
-    public init(sink: @escaping @Sendable (AccessLogEntry) -> Void) {
+    /// Creates the middleware with the sink each request's end goes to.
+    public init(sink: @escaping Sink) {
         self.sink = sink
     }
 
-    /// Logs the outcome: a response's status, or 500 for an error no layer inside mapped to a response.
+    /// Reports the outcome: a response's status, or 500 for an error no layer inside mapped to a response.
     public func complete(_ request: Request, _ outcome: inout Result<Response, any Error>) {
         let status = outcome.responseStatus ?? 500
-        let seconds = Double(ClockOrigin.nanosecondsNow() - request.arrivalNanoseconds) / 1e9
-        sink(AccessLogEntry(time: Date(timeIntervalSinceNow: -seconds), requestID: request.id, method: request.method,
-                            route: request.route, status: status, duration: seconds))
+        sink(request, status, Double(ClockOrigin.nanosecondsNow() - request.arrivalNanoseconds) / 1e9)
     }
 }

@@ -22,7 +22,7 @@ import Testing
                 let spelled = Bool.random(using: &random) ? route : String(decoding: Array(route.utf8), as: UTF8.self)
                 let status = statuses.randomElement(using: &random)!
                 let duration = Double(Int.random(in: 0 ... 20_000, using: &random)) / 1_000_000
-                store.record(Metrics.RouteKey(route: spelled, method: method), status: status, duration: duration)
+                store.record(route: spelled, method: method, status: status, duration: duration)
                 counts["\(route) \(method) \(status)", default: 0] += 1
                 durations["\(route) \(method)", default: (0, 0)].count += 1
                 durations["\(route) \(method)", default: (0, 0)].sum += duration

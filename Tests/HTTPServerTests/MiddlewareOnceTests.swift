@@ -35,7 +35,7 @@ import Testing
         var router = Router()
         router.use(Counting(name: layers[0], counts: counts))
         router.use(RequestIDMiddleware())
-        router.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        router.use(AccessLogMiddleware(sink: { logged.append(AccessLogEntry($0, status: $1, duration: $2)) }))
         router.use(Counting(name: layers[1], counts: counts))
         router.use(ErrorMiddleware())
         router.use(Counting(name: layers[2], counts: counts))
@@ -119,7 +119,7 @@ import Testing
     @Test func aThrowFromMemoryIsTheAnswer() throws {
         let counts = Counts(), logged = LoggedEntries()
         var router = Router()
-        router.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        router.use(AccessLogMiddleware(sink: { logged.append(AccessLogEntry($0, status: $1, duration: $2)) }))
         router.use(ErrorMiddleware())
         router.use(Counting(name: "inner", counts: counts))
         router.get("/x", fromMemory: { _ in throw Problem(status: 429, title: "Too Many Requests", detail: "Slow down.") }) { _ in

@@ -158,7 +158,7 @@ import Testing
         let logged = LoggedEntries()
         var router = Router()
         router.use(RequestIDMiddleware())
-        router.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        router.use(AccessLogMiddleware(sink: { logged.append(AccessLogEntry($0, status: $1, duration: $2)) }))
         router.use(ErrorMiddleware())
         router.get("/missing") { _ in throw Problem.notFound("Nothing here.") }
         let response = try await router.buildResponder()
@@ -171,7 +171,7 @@ import Testing
     @Test func theAccessLogTimesARequestFromItsArrival() async throws {
         let logged = LoggedEntries()
         var router = Router()
-        router.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        router.use(AccessLogMiddleware(sink: { logged.append(AccessLogEntry($0, status: $1, duration: $2)) }))
         router.get("/x") { _ in Response(status: 204) }
         var request = Request(method: "GET", path: "/x")
         request.arrival = .now - .seconds(2)

@@ -116,7 +116,7 @@ import Testing
         let logged = LoggedEntries()
         var routes = routesWithAMemoryAnswer()
         routes.use(RequestIDMiddleware())
-        routes.use(AccessLogMiddleware(sink: { logged.append($0) }))
+        routes.use(AccessLogMiddleware(sink: { logged.append(AccessLogEntry($0, status: $1, duration: $2)) }))
         let router = routes.buildResponder()
         var cached = Request(method: "GET", path: "/v1/feeds/cached", headers: ["X-Request-ID": "abc-1"])
         let response = try #require(router.answerFromMemory(&cached))

@@ -37,7 +37,7 @@ struct FeedFreshness<Page, Writer> {
         let stamp: UInt64
     }
 
-    /// Change counts by slot; a feed's slot is its hash masked by `mask`.
+    /// Change counts by slot; a feed's slot is its hash (`FeedAddress.hash`) masked by `mask`.
     private(set) var counts: [UInt64]
     let mask: Int
     private(set) var pages: LRUCache<FeedPageKey, StampedPage>
@@ -60,14 +60,14 @@ struct FeedFreshness<Page, Writer> {
 
     /// The change count of `feed`'s slot.
     func count(of feed: FeedAddress) -> UInt64 {
-        counts[feed.hashValue & mask]
+        counts[feed.hash & mask]
     }
 
     /// The page for `key` if it is in memory and current: the fast path, which never loads. A stale page found is
     /// dropped.
     mutating func cachedPage(_ key: FeedPageKey) -> Page? {
         guard let stamped = pages.value(for: key) else { return nil }
-        guard stamped.stamp == counts[key.feed.hashValue & mask] else {
+        guard stamped.stamp == counts[key.feed.hash & mask] else {
             pages.remove(key)
             return nil
         }
@@ -99,7 +99,7 @@ struct FeedFreshness<Page, Writer> {
     /// `feed` changed (a write here committed, or another replica's notice arrived): its cached pages and its loads
     /// in flight are retired at once; callers from now on start a new load.
     mutating func changed(_ feed: FeedAddress) {
-        counts[feed.hashValue & mask] &+= 1
+        counts[feed.hash & mask] &+= 1
     }
 
     /// The listener reconnected, so notices may have been missed: every page and every load in flight is retired.
