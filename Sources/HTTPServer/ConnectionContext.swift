@@ -10,7 +10,8 @@ import Glibc
 /// `@unchecked Sendable`: the head/body fields are written only on the connection's libmicrohttpd thread
 /// before the task starts (task creation orders those writes before the task reads them), `inRequests` and
 /// `inStreams` are written and read on that thread alone, and everything shared afterwards lives in `state`, behind
-/// its lock.
+/// its lock. `state` itself is made on that thread too, by `share()`, before the context is first handed to another
+/// thread (a task, a registry, the disconnect monitor), and never changes afterwards.
 final class ConnectionContext: @unchecked Sendable {
     let id: UInt64
     let connection: OpaquePointer
@@ -32,8 +33,20 @@ final class ConnectionContext: @unchecked Sendable {
     @exclusivity(unchecked) var inRequests = false
     @exclusivity(unchecked) var inStreams = false
 
-    /// Guards the shared request/stream state (see `ConnectionState` for the invariant).
-    let state = Locked(ConnectionState())
+    /// Guards the shared request/stream state (see `ConnectionState` for the invariant); nil until `share()`. A
+    /// request answered at once on the libmicrohttpd thread (a page from memory) never shares anything, and then pays
+    /// for no lock: an object and a mutex made and freed, and two lockings, on the hottest path there is.
+    @exclusivity(unchecked) private var sharedState: Locked<ConnectionState>?
+
+    /// The shared state. Only after `share()`: every caller runs once the request has been handed to another thread,
+    /// or is the libmicrohttpd thread after it made the state.
+    var state: Locked<ConnectionState> { sharedState! }
+
+    /// Makes the shared state, on the libmicrohttpd thread, before the request is suspended, its body streamed or its
+    /// answer streamed: before any other thread can reach this context.
+    func share() {
+        if sharedState == nil { sharedState = Locked(ConnectionState()) }
+    }
 
     /// The connection's socket, read once on the libmicrohttpd thread (other threads must not call into a
     /// connection that may already be gone). Valid only while the request has not completed.
@@ -73,6 +86,7 @@ final class ConnectionContext: @unchecked Sendable {
     /// Hands over a streamed answer given on the libmicrohttpd thread, the connection never suspended (`deliver`
     /// resumes, and watches the socket only when it does): its opening is queued and its socket watched.
     func deliverInPlace(_ response: Response) {
+        share()
         state.withLock { state in
             _ = state.respond(response)
             state.pendingResponse = nil
@@ -92,9 +106,15 @@ final class ConnectionContext: @unchecked Sendable {
         }
     }
 
-    /// Takes the response waiting to be queued, on the libmicrohttpd thread.
+    /// Whether a responder's answer was handed over (never for a request never shared: an answer given at once on
+    /// the libmicrohttpd thread is queued directly).
+    var responded: Bool {
+        sharedState?.withLock { $0.responded } ?? false
+    }
+
+    /// Takes the response waiting to be queued, on the libmicrohttpd thread (none for a request never shared).
     func takePendingResponse() -> Response? {
-        state.withLock { $0.pendingResponse.take() }
+        sharedState?.withLock { $0.pendingResponse.take() } ?? nil
     }
 
     /// The client went away while the request was suspended, or during a stream: cancel its task (a stream's
@@ -117,8 +137,10 @@ final class ConnectionContext: @unchecked Sendable {
         cancellation?.perform()
     }
 
-    /// The request is over (libmicrohttpd said so): no more writes, cancel whatever still runs.
+    /// The request is over (libmicrohttpd said so): no more writes, cancel whatever still runs. A request never
+    /// shared has nothing running.
     func requestCompleted() {
+        guard let state = sharedState else { return }
         let (cancellation, writer, reader) = state.withLock { state -> (ConnectionState.Cancellation, WriterWaiter?, BodyWaiter?) in
             state.closed = true
             unwatchLocked(&state)

@@ -17,6 +17,7 @@ extension ServerCore {
                 bytes.count, bytes.base, ServerCore.releaseSharedBytes, owner)
             if handle == nil { Unmanaged<SharedBytes>.fromOpaque(owner).release() }  // not called back then
         case .stream(let body):
+            context.share() // already, when the stream was handed over; its writers and reader lock it
             handle = MHD_create_response_from_callback(
                 body.length.map { UInt64($0) } ?? sb_mhd_size_unknown(),
                 body.length == nil ? configuration.streamBlockSize : 64 * 1024, ServerCore.contentReader,

@@ -10,6 +10,7 @@ extension ServerCore {
     func startStreamingBody(_ context: ConnectionContext) -> MHD_Result {
         if refusing.load(ordering: .relaxed) { return refuse(context) }
         context.streamsBody = true
+        context.share()
         context.state.withLock { $0.body = BodyFlow() }
         let result = startGuarded(context)
         context.state.withLock { state in

@@ -173,6 +173,7 @@ final class ServerCore: Sendable {
 
     /// Suspends the connection and runs the responder in a task; the task resumes the connection.
     private func start(_ context: ConnectionContext) -> MHD_Result {
+        context.share()
         MHD_suspend_connection(context.connection)
         context.inRequests = true
         requests.insert(context)
@@ -257,7 +258,7 @@ final class ServerCore: Sendable {
         guard let raw = slot.pointee else { return }
         slot.pointee = nil
         let context = Unmanaged<ConnectionContext>.fromOpaque(raw).takeRetainedValue()
-        if failed && !context.state.withLock({ $0.responded }) {
+        if failed && !context.responded {
             // libmicrohttpd answered by itself, before any responder did: say so, since no access-log line will
             // (a chunk-size line too long for its buffer gets its own HTML 500; see the README).
             libraryLog("answered by libmicrohttpd itself, not by Switchboard (malformed request body): "
