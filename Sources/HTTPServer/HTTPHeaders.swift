@@ -81,7 +81,25 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The first value of the field `header` names, or nil: at once when the list is known to lack it.
     public subscript(header: CommonHeader) -> String? {
-        mayContain(header) ? self[header.name] : nil
+        guard mayContain(header) else { return nil }
+        guard classified else { return self[header.name] }
+        // Classified, every field of this kind is spelt as `header` spells it (in a head as read, it is that very
+        // literal), so plain equality finds it: at once for the literal, without folding the case of every byte.
+        if common & header.bit != 0 {
+            let found = fields.withUnsafeBufferPointer { fields -> String? in
+                for index in fields.indices where fields[index].name == header.name { return fields[index].value }
+                return nil
+            }
+            if let found { return found }
+        }
+        return Int(addedName) == header.rawValue ? addedValue : nil
+    }
+
+    /// Whether the list has a field that `header` names: from the list's classification alone when it is known (a
+    /// head as read, whose `Host` every HTTP/1.1 request must carry, is checked so without a lookup).
+    public func contains(_ header: CommonHeader) -> Bool {
+        guard classified else { return self[header.name] != nil }
+        return common & header.bit != 0 || Int(addedName) == header.rawValue
     }
 
     /// Whether the list may have a field that `header` names (false only when it is known not to).

@@ -119,7 +119,7 @@ final class ServerCore: Sendable {
     /// read in place (see `access`); nothing is changed.
     static func refusal(ofHead headers: inout HTTPHeaders, version: UnsafePointer<CChar>) -> Response? {
         if let problem = RequestFraming.problem(in: headers) { return problem.response() }
-        if headers[.host] == nil && strcmp(version, "HTTP/1.1") == 0 {
+        if !headers.contains(.host) && strcmp(version, "HTTP/1.1") == 0 {
             return Problem.badRequest("HTTP/1.1 requests must carry a Host header.").response()
         }
         return nil

@@ -81,8 +81,9 @@ import TestSupport
     }
 }
 
-/// A lookup by ``CommonHeader`` answers as the lookup by its name does, for heads read as the server reads them
-/// (names common and not, spelt as the kinds spell them or otherwise) and for lists changed afterwards by name.
+/// A lookup by ``CommonHeader`` (and whether the list has one) answers as the lookup by its name does, for heads read
+/// as the server reads them (names common and not, spelt as the kinds spell them or otherwise) and for lists changed
+/// afterwards by name.
 @Suite(.timeLimit(.minutes(2))) struct CommonHeaderLookupTests {
     @Test(arguments: [UInt64(9), 10, 11])
     func aLookupByKindAgreesWithTheLookupByName(seed: UInt64) {
@@ -101,6 +102,7 @@ import TestSupport
             }
             for header in CommonHeader.allCases {
                 #expect(headers[header] == headers[header.name], "seed \(seed): \(header)")
+                #expect(headers.contains(header) == (headers[header.name] != nil), "seed \(seed): \(header)")
                 checked += 1
             }
         }

@@ -65,8 +65,9 @@ import Testing
                     sourceLocation: sourceLocation)
         }
         for header in [CommonHeader.xRequestID, .contentLength, .ifNoneMatch, .contentType, .cacheControl] {
-            #expect(headers[header] == reference.first { $0.name.lowercased() == header.name.lowercased() }?.value,
-                    sourceLocation: sourceLocation)
+            let value = reference.first { $0.name.lowercased() == header.name.lowercased() }?.value
+            #expect(headers[header] == value, sourceLocation: sourceLocation)
+            #expect(headers.contains(header) == (value != nil), sourceLocation: sourceLocation)
         }
     }
 }
