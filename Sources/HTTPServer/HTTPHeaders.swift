@@ -126,7 +126,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Appends a field read from a request's head, whose name is `header`'s as spelt there (nil: `name` is known to be
     /// none of them), or not known (`known` false: `name` may be one, spelt otherwise).
-    mutating func add(_ name: String, _ value: String, header: CommonHeader?, known: Bool) {
+    /// The strings are taken, not copied: each is made for this field alone.
+    mutating func add(_ name: consuming String, _ value: consuming String, header: CommonHeader?, known: Bool) {
         makeOwnFields()
         fields.append(NameValue(name: name, value: value))
         if let header { common |= header.bit }
