@@ -10,6 +10,10 @@ public enum Role: String, Sendable, Codable, CaseIterable {
 /// Who is calling: a tenant's backend (by API key) or a user of the tenant's app (by session token).
 ///
 /// Every query a handler runs must be scoped to `tenantID`; never trust a tenant id from the request itself.
+///
+/// A value, kept in one immutable object: every authenticated request copies its principal out of the token cache
+/// and hands it on, and a copy of the fields themselves (an enum with an id, a string and a role, and a date) went
+/// through the runtime's value witnesses each time. A copy now retains the object.
 public struct Principal: Sendable, Hashable {
     /// How the caller authenticated.
     public enum Credential: Sendable, Hashable {
@@ -19,18 +23,42 @@ public struct Principal: Sendable, Hashable {
         case session(sessionID: UUID, userID: String, role: Role)
     }
 
+    /// The fields, never changed once made (so `Sendable` as they stand).
+    private final class Fields: Sendable {
+        let tenantID: UUID
+        let credential: Credential
+        let expiresAt: Date?
+
+        init(tenantID: UUID, credential: Credential, expiresAt: Date?) {
+            self.tenantID = tenantID
+            self.credential = credential
+            self.expiresAt = expiresAt
+        }
+    }
+
+    private let fields: Fields
+
     /// The tenant every action is scoped to.
-    public let tenantID: UUID
+    public var tenantID: UUID { fields.tenantID }
     /// The credential presented.
-    public let credential: Credential
+    public var credential: Credential { fields.credential }
     /// When the credential stops being valid (sessions only).
-    public let expiresAt: Date?
+    public var expiresAt: Date? { fields.expiresAt }
 
     /// Creates a principal (the token store does this).
     public init(tenantID: UUID, credential: Credential, expiresAt: Date? = nil) {
-        self.tenantID = tenantID
-        self.credential = credential
-        self.expiresAt = expiresAt
+        fields = Fields(tenantID: tenantID, credential: credential, expiresAt: expiresAt)
+    }
+
+    public static func == (a: Principal, b: Principal) -> Bool {
+        a.fields === b.fields
+            || (a.tenantID == b.tenantID && a.credential == b.credential && a.expiresAt == b.expiresAt)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(tenantID)
+        hasher.combine(credential)
+        hasher.combine(expiresAt)
     }
 
     /// The session's user id, or nil for an API key.
