@@ -6,6 +6,7 @@ enum AccessLog {
     /// Writes the entry of `request`, which ended with `status` after `duration` seconds, if `logger` takes its level;
     /// the entry is made only then.
     static func write(_ request: Request, status: Int, duration: Double, to logger: Logger) {
+        guard logger.level <= .info else { return }  // above every entry's level: nothing to tell apart
         let level = level(method: request.method, route: request.route)
         guard logger.level <= level else { return }
         write(AccessLogEntry(request, status: status, duration: duration), at: level, to: logger)
