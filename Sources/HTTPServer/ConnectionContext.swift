@@ -13,7 +13,10 @@ import Glibc
 /// its lock. `state` itself is made on that thread too, by `share()`, before the context is first handed to another
 /// thread (a task, a registry, the disconnect monitor), and never changes afterwards.
 final class ConnectionContext: @unchecked Sendable {
-    let id: UInt64
+    /// The request's number, unique in its server: the key of the registries and of the disconnect monitor. Given
+    /// by `share()` (0 until then), so a request never shared takes no number from the counter the server's threads
+    /// share: an atomic add on a line of memory both cores would pass back and forth.
+    @exclusivity(unchecked) private(set) var id: UInt64 = 0
     let connection: OpaquePointer
     unowned let core: ServerCore
     /// When the request's head arrived.
@@ -45,7 +48,17 @@ final class ConnectionContext: @unchecked Sendable {
     /// Makes the shared state, on the libmicrohttpd thread, before the request is suspended, its body streamed or its
     /// answer streamed: before any other thread can reach this context.
     func share() {
-        if sharedState == nil { sharedState = Locked(ConnectionState()) }
+        guard sharedState == nil else { return }
+        numbered()
+        sharedState = Locked(ConnectionState())
+    }
+
+    /// The request's number, given now if it has none (on the libmicrohttpd thread): for a log line about a request
+    /// never shared.
+    @discardableResult
+    func numbered() -> UInt64 {
+        if id == 0 { id = core.nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+        return id
     }
 
     /// The connection's socket, read once on the libmicrohttpd thread (other threads must not call into a
@@ -53,8 +66,7 @@ final class ConnectionContext: @unchecked Sendable {
     let socket: Int32
 
     /// The context of a request whose head libmicrohttpd has just read: the head is read into `request` in place.
-    init(id: UInt64, connection: OpaquePointer, core: ServerCore, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) {
-        self.id = id
+    init(connection: OpaquePointer, core: ServerCore, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) {
         self.connection = connection
         self.socket = sb_mhd_connection_fd(connection)
         self.core = core

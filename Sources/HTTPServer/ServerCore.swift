@@ -21,7 +21,8 @@ final class ServerCore: Sendable {
     let requests: InFlightRegistry
     /// Responses whose body is still streaming.
     let streams: InFlightRegistry
-    private let nextID = Atomic<UInt64>(1)
+    /// The next request's number (see `ConnectionContext.id`).
+    let nextID = Atomic<UInt64>(1)
     /// Set when shutdown begins: responses carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     /// Whether the listening socket is open: set once bound, cleared once shutdown closed it.
@@ -75,9 +76,7 @@ final class ServerCore: Sendable {
                 slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let raw = slot.pointee else {
             sb_connection_watch_head_received(connection)
-            let context = ConnectionContext(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                            connection: connection, core: self,
-                                            method: method, url: url)
+            let context = ConnectionContext(connection: connection, core: self, method: method, url: url)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             // The head is read through the context, `inout`: passed by value, a class's field is copied first (a
             // local copy of the request would be one more copy of all its fields).
@@ -262,7 +261,7 @@ final class ServerCore: Sendable {
             // libmicrohttpd answered by itself, before any responder did: say so, since no access-log line will
             // (a chunk-size line too long for its buffer gets its own HTML 500; see the README).
             libraryLog("answered by libmicrohttpd itself, not by Switchboard (malformed request body): "
-                       + "\(context.request.method) \(context.request.path), request \(context.id)")
+                       + "\(context.request.method) \(context.request.path), request \(context.numbered())")
         }
         context.requestCompleted()
         if context.inRequests { requests.remove(context.id) }
