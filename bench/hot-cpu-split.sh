@@ -4,7 +4,10 @@
 # against each server in turn, reading the server's user and system time and its threads' voluntary and involuntary
 # context switches from /proc before and after. It shows which part of the CPU the gap between them is in: the
 # kernel's work for a request (a recvfrom and a sendmsg) is the same for both.
-#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh
+# With SWITCHBOARD_BASELINE_BIN, a second build ("baseline") takes its turn in every round too, on the same database
+# and feed, and each build's median ratio to C (C's CPU ÷ the build's, per round) is printed at the end: two builds
+# told apart in one sitting, where sittings differ by more than the builds do.
+#   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; SWITCHBOARD_BASELINE_BIN (optional)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,6 +28,16 @@ read -r _ _ token bytes etag <<<"$(bench_feed_setup "http://127.0.0.1:$sb_port" 
 bench_start_server c-split "http://127.0.0.1:$c_port/direct" -- env PORT="$c_port" HOST=127.0.0.1 \
     PAGE_BYTES="$bytes" FEED_TOKEN="$token" FEED_KEY=launch FEED_ETAG="$etag" "$BENCH_C_BIN"
 c_pid=${BENCH_PIDS[-1]}
+sides=("switchboard $sb_pid $sb_port" "C $c_pid $c_port")
+if [ -n "${SWITCHBOARD_BASELINE_BIN:-}" ]; then
+    # The same tenant and feed (one database): the baseline reads the token and the page as its own.
+    base_port=""
+    bench_pick_port base_port 18790
+    bench_start_server baseline-split "http://127.0.0.1:$base_port/readyz" -- env PORT="$base_port" HOST=127.0.0.1 \
+        STREAM_PORT=off LOG_LEVEL=error RATE_LIMIT_PER_MINUTE=0 SWITCHBOARD_ADMIN_TOKEN="$ADMIN" \
+        "$SWITCHBOARD_BASELINE_BIN"
+    sides+=("baseline ${BENCH_PIDS[-1]} $base_port")
+fi
 
 # sample PID: "user_ticks system_ticks voluntary involuntary" for the process and all its threads.
 sample() {
@@ -34,8 +47,9 @@ sample() {
 ticks=$(getconf CLK_TCK)
 printf '%-6s %-12s %9s %12s %12s %12s %14s\n' round server requests "user µs/req" "system µs/req" "voluntary/req" \
     "involuntary/req"
+table=$(mktemp)
 for round in $(seq 1 "$ROUNDS"); do
-    for side in "switchboard $sb_pid $sb_port" "C $c_pid $c_port"; do
+    for side in "${sides[@]}"; do
         set -- $side
         url="http://127.0.0.1:$3/v1/feeds/launch"
         wrk -t2 -c64 -d1s -H "Authorization: Bearer $token" "$url" >/dev/null
@@ -52,4 +66,16 @@ print(f"{round_:<6} {side:<12} {requests:9d} {per(0) * 1e6 / ticks:12.2f} {per(1
       f"{per(2):12.3f} {per(3):14.3f}")
 PY
     done
-done
+done | tee "$table"
+# Each build's CPU per request (user + system) against C's in the same round; the median over the rounds.
+python3 -I - "$table" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1]) if line[:1].isdigit()]
+total = {(row[0], row[1]): float(row[3]) + float(row[4]) for row in rows}
+for build in ("switchboard", "baseline"):
+    ratios = [total[(r, "C")] / total[(r, b)] for (r, b) in total if b == build and (r, "C") in total]
+    if ratios:
+        print(f"{build}: C's CPU per request ÷ this build's, median of {len(ratios)} rounds = "
+              f"{statistics.median(ratios):.3f} (rounds {' '.join(f'{x:.2f}' for x in ratios)})")
+PY
+rm -f "$table"
