@@ -12,12 +12,6 @@ enum AccessLog {
         write(AccessLogEntry(request, status: status, duration: duration), at: level, to: logger)
     }
 
-    static func write(_ entry: AccessLogEntry, to logger: Logger) {
-        let level = level(method: entry.method, route: entry.route)
-        guard logger.level <= level else { return }
-        write(entry, at: level, to: logger)
-    }
-
     private static func write(_ entry: AccessLogEntry, at level: LogLevel, to logger: Logger) {
         // In key order, as `Logger.log` would sort them.
         logger.log(level, "request") { line in
