@@ -21,6 +21,8 @@ each callgrind file there, for callgrind_annotate); IR_CACHE=1 runs cachegrind w
 the machine it runs on) instead, and prints per request the instructions, first-level instruction-cache misses and
 first-level data-cache read and write misses (cg_diff and cg_annotate --sort=I1mr on two kept files show by
 function where the instruction misses fall).
+IR_HEAD=app sends each counted request with the head of a mobile app's SDK (User-Agent, Accept, Accept-Language,
+Accept-Encoding, an app version and a device id, beside Host and Authorization) instead of Python's three fields.
 IR_THREADS=1 counts only the threads that queue responses (libmicrohttpd's own, where the hot feed is answered):
 background work (timers, pollers) grows with how long a run lasts under valgrind, not with its requests, and moves
 whole-process counts by a thousand or more a request between sittings.
@@ -33,6 +35,11 @@ PORT = int(os.environ.get("IR_PORT", "18777"))
 KEEP = os.environ.get("IR_KEEP")
 CACHE = os.environ.get("IR_CACHE") == "1"
 THREADS = os.environ.get("IR_THREADS") == "1"
+# What a banking app's SDK sends with every request, beside Host and Authorization (IR_HEAD=app).
+APP_HEAD = {"User-Agent": "Switchboard-iOS/3.4.1 (iPhone15,2; iOS 17.4.1; Scale/3.00)", "Accept": "application/json",
+            "Accept-Language": "en-GB,en;q=0.9", "Accept-Encoding": "gzip, deflate, br",
+            "X-App-Version": "7.12.0 (20261201.1)", "X-Device-ID": "6F9619FF-8B86-D011-B42D-00C04FC964FF"}
+EXTRA = APP_HEAD if os.environ.get("IR_HEAD") == "app" else {}
 # cachegrind's totals line, in this order: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw.
 CACHE_EVENTS = {"instructions": 0, "I1 misses": 1, "D1 read misses": 4, "D1 write misses": 7}
 ADMIN = "bench-admin-token-0123456789"
@@ -49,9 +56,10 @@ VALGRIND_ENV = {"GLIBC_TUNABLES": subprocess.run(
 work = tempfile.mkdtemp()
 
 
-def call(method, path, token=None, body=None, connection=None):
+def call(method, path, token=None, body=None, connection=None, extra=None):
     connection = connection or http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
     headers = {"Content-Type": "application/json"} if body else {}
+    headers.update(extra or {})
     if token:
         headers["Authorization"] = "Bearer " + token
     connection.request(method, path, body=body, headers=headers)
@@ -121,9 +129,9 @@ def total(label, binary, path, count):
     auth = token if path.startswith("/v1/") else None
     connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
     for _ in range(20):
-        call("GET", path, auth, connection=connection)
+        call("GET", path, auth, connection=connection, extra=EXTRA)
     for _ in range(count):
-        status, _ = call("GET", path, auth, connection=connection)
+        status, _ = call("GET", path, auth, connection=connection, extra=EXTRA)
         if status != 200:
             sys.exit(f"{label} {path}: status {status}")
     connection.close()

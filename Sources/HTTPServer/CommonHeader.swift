@@ -21,8 +21,24 @@ public enum CommonHeader: Int, CaseIterable, Sendable {
                         "Idempotency-Key", "Last-Event-ID", "X-Request-ID", "Cookie", "Origin", "Referer",
                         "Cache-Control", "X-Forwarded-For", "X-Forwarded-Proto"]
 
-    /// The names' bytes, by raw value.
-    static let utf8Names = names.map { Array($0.utf8) }
+    /// `names` as static literals: their bytes read in place, with nothing retained.
+    static let literals: [StaticString] = [
+        "Host", "Accept", "Authorization", "User-Agent", "Accept-Encoding", "Accept-Language", "Connection",
+        "Content-Type", "Content-Length", "Transfer-Encoding", "If-None-Match", "Idempotency-Key", "Last-Event-ID",
+        "X-Request-ID", "Cookie", "Origin", "Referer", "Cache-Control", "X-Forwarded-For", "X-Forwarded-Proto"]
+
+    /// By a name's length, which headers have a name that long (a bit each): most names are compared with two or
+    /// three of them, and the rest with none.
+    private static let byLength: [UInt32] = {
+        var masks = [UInt32](repeating: 0, count: 1 + literals.map(\.utf8CodeUnitCount).max()!)
+        for header in allCases { masks[literals[header.rawValue].utf8CodeUnitCount] |= header.bit }
+        return masks
+    }()
+
+    /// The headers whose names are as long as `bytes`.
+    private static func sameLength(as bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        bytes.count < byLength.count ? byLength[bytes.count] : 0
+    }
 
     /// The header whose name is spelt exactly `name`, if any.
     static func spelt(exactly name: String) -> CommonHeader? {
@@ -32,10 +48,11 @@ public enum CommonHeader: Int, CaseIterable, Sendable {
 
     /// The header whose name is spelt exactly as `bytes`, if any.
     static func spelt(exactly bytes: UnsafeBufferPointer<UInt8>) -> CommonHeader? {
-        for index in utf8Names.indices where utf8Names[index].count == bytes.count {
-            if utf8Names[index].withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-                return CommonHeader(rawValue: index)
-            }
+        var candidates = sameLength(as: bytes)
+        while candidates != 0 {
+            let header = CommonHeader(rawValue: candidates.trailingZeroBitCount)!
+            if memcmp(literals[header.rawValue].utf8Start, bytes.baseAddress!, bytes.count) == 0 { return header }
+            candidates &= candidates - 1
         }
         return nil
     }
@@ -43,11 +60,22 @@ public enum CommonHeader: Int, CaseIterable, Sendable {
     /// What a field's name says of the list it joins: the header it is spelt exactly as (nil: none of them), and
     /// `known`, false for one of them spelt otherwise (`content-length`), whose lookups must then compare names.
     static func classify(_ bytes: UnsafeBufferPointer<UInt8>) -> (header: CommonHeader?, known: Bool) {
-        if let header = spelt(exactly: bytes) { return (header, true) }
-        let spelledOtherwise = utf8Names.contains { name in
-            name.count == bytes.count && name.withUnsafeBufferPointer { String.equalIgnoringASCIICase(bytes, $0) }
+        var candidates = sameLength(as: bytes), known = true
+        while candidates != 0 {
+            let header = CommonHeader(rawValue: candidates.trailingZeroBitCount)!
+            let literal = literals[header.rawValue].utf8Start
+            if memcmp(literal, bytes.baseAddress!, bytes.count) == 0 { return (header, true) }
+            if known && header.isName(ignoringCase: bytes) { known = false }
+            candidates &= candidates - 1
         }
-        return (nil, !spelledOtherwise)
+        return (nil, known)
+    }
+
+    /// Whether `bytes` are this header's name, ignoring ASCII case (names of other lengths at once).
+    func isName(ignoringCase bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let literal = Self.literals[rawValue]
+        return literal.utf8CodeUnitCount == bytes.count
+            && String.equalIgnoringASCIICase(bytes, UnsafeBufferPointer(start: literal.utf8Start, count: bytes.count))
     }
 
     /// This header's bit in a set of them.

@@ -5,8 +5,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// One field: its name, in the case it was given, and its value.
     public typealias Element = (name: String, value: String)
 
-    /// The fields, but for `added`, which comes after them.
+    /// The fields, but for `added`, which comes after them (empty while `head` holds them).
     @usableFromInline var fields: [NameValue]
+    /// A request's head as read, holding its fields until the list is first changed (they then move to `fields`).
+    /// Nil otherwise.
+    var head: HeadFields?
     /// A field added to a shared list (see ``init(sharing:)``), kept apart so that adding it does not copy the list:
     /// a page's prebuilt fields stay shared when its response gains its request id on the way out. Nil otherwise.
     var added: NameValue? {
@@ -46,6 +49,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// The fields of a request's head as read, classified as they were read.
+    init(head: HeadFields) {
+        fields = []
+        take(head)
+    }
+
+    /// Becomes the fields of a request's head as read, in place (an empty list, as a request is made before its head
+    /// is read: a list made and then assigned was copied and destroyed through value witnesses).
+    mutating func take(_ head: HeadFields) {
+        assert(fields.isEmpty && self.head == nil && addedName < 0, "a head is read into an empty list")
+        self.head = head
+        (common, classified) = head.classification
+    }
+
     /// An empty header list with room for `capacity` fields: for a hot path, where a literal's variadic array (made,
     /// copied from and destroyed field by field through metadata) costs more than the fields themselves.
     public init(capacity: Int) {
@@ -70,9 +87,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The first value of the named field, or nil.
     public subscript(name: String) -> String? {
+        if let head { return head.firstValue(named: name) }
         // Through the buffer, by index: an iterator hands out each field as a copy, two string retains apiece, and a
         // request's head is looked up several times.
-        fields.withUnsafeBufferPointer { fields in
+        return fields.withUnsafeBufferPointer { fields in
             for index in fields.indices where fields[index].name.equalsIgnoringASCIICase(name) { return fields[index].value }
             guard addedName >= 0, CommonHeader.names[Int(addedName)].equalsIgnoringASCIICase(name) else { return nil }
             return addedValue
@@ -83,6 +101,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public subscript(header: CommonHeader) -> String? {
         guard mayContain(header) else { return nil }
         guard classified else { return self[header.name] }
+        if let head { return head.firstValue(of: header) }
         // Classified, every field of this kind is spelt as `header` spells it (in a head as read, it is that very
         // literal), so plain equality finds it: at once for the literal, without folding the case of every byte.
         if common & header.bit != 0 {
@@ -124,16 +143,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         classified = false
     }
 
-    /// Appends a field read from a request's head, whose name is `header`'s as spelt there (nil: `name` is known to be
-    /// none of them), or not known (`known` false: `name` may be one, spelt otherwise).
-    /// The strings are taken, not copied: each is made for this field alone.
-    mutating func add(_ name: consuming String, _ value: consuming String, header: CommonHeader?, known: Bool) {
-        makeOwnFields()
-        fields.append(NameValue(name: name, value: value))
-        if let header { common |= header.bit }
-        if !known { classified = false }
-    }
-
     /// Replaces every field of that name with a single one.
     public mutating func set(_ name: String, _ value: String) {
         if sharesFields, let header = CommonHeader.spelt(exactly: name) {
@@ -166,21 +175,39 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// How many fields there are, counting each repetition of a name.
-    public var count: Int { fields.count + (addedName < 0 ? 0 : 1) }
+    public var count: Int { (head?.count ?? fields.count) + (addedName < 0 ? 0 : 1) }
 
-    public func makeIterator() -> Iterator { Iterator(fields: fields.makeIterator(), added: added) }
+    public func makeIterator() -> Iterator { Iterator(fields: (head?.materialized() ?? fields).makeIterator(), added: added) }
 
     /// Calls `body` with each field in order, in place (not through the iterator, which copies each one and retains
     /// its strings): for code that reads every field of every response.
     func forEachInPlace(_ body: (borrowing NameValue) -> Void) {
+        if let head {
+            for index in 0 ..< head.count { body(head.field(at: index)) }
+        }
         fields.withUnsafeBufferPointer { fields in
             for index in fields.indices { body(fields[index]) }
         }
         if let added { body(added) }
     }
 
+    /// Whether `body` takes every field, given its name's and value's UTF-8 in place, in order (stopping at the first
+    /// it does not).
+    func allFieldBytes(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        if let head { return head.allFields(body) }
+        func takes(_ field: NameValue) -> Bool {
+            var (name, value) = (field.name, field.value)
+            return name.withUTF8 { name in value.withUTF8 { value in body(name, value) } }
+        }
+        return fields.allSatisfy(takes) && added.map(takes) ?? true
+    }
+
     /// Moves the field held apart, if any, to the end of `fields`, which becomes this list's own (copied if shared).
     private mutating func makeOwnFields() {
+        if let head {
+            fields = head.materialized()
+            self.head = nil
+        }
         sharesFields = false
         guard let field = added else { return }
         if let header = CommonHeader(rawValue: Int(addedName)) { common |= header.bit }

@@ -9,10 +9,7 @@ enum MHDRequestReader {
     /// connection's context was copied whole, and the original destroyed, on the way).
     static func read(_ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
                      into request: inout Request) {
-        request.headers.reserveCapacity(Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
-        withUnsafeMutablePointer(to: &request.headers) { pointer in
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, pointer)
-        }
+        if let head = head(connection) { request.headers.take(head) }
         var query = QueryItems()
         withUnsafeMutablePointer(to: &query) { pointer in
             _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, pointer)
@@ -50,21 +47,36 @@ enum MHDRequestReader {
         var items: [(name: String, value: String)] = []
     }
 
-    private static let headerIterator: MHD_KeyValueIterator = { cls, _, key, value in
-        guard let cls, let key else { return .YES }
-        let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-        let (name, header, known) = headerName(key)
-        headers.pointee.add(name, value.map { String(cString: $0) } ?? "", header: header, known: known)
+    /// The head's fields, copied into one buffer: a first pass over them sizes it, a second fills it. Nil for a head
+    /// without fields.
+    static func head(_ connection: OpaquePointer) -> HeadFields? {
+        var size = (fields: 0, bytes: 0)
+        _ = MHD_get_connection_values_n(connection, .HEADER_KIND, sizeIterator, &size)
+        guard size.fields > 0 else { return nil }
+        return HeadFields.make(fields: size.fields, bytes: size.bytes) { writer in
+            _ = withUnsafeMutablePointer(to: &writer) { writer in
+                MHD_get_connection_values_n(connection, .HEADER_KIND, fieldIterator, writer)
+            }
+        }
+    }
+
+    private static let sizeIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+        guard let cls, key != nil else { return .YES }
+        let size = cls.assumingMemoryBound(to: (fields: Int, bytes: Int).self)
+        size.pointee.fields += 1
+        size.pointee.bytes += keySize + (value == nil ? 0 : valueSize)
         return .YES
     }
 
-    /// A header's name, and which ``CommonHeader`` it is. A name spelt as one of them becomes that literal itself: no
-    /// bytes validated or copied, and nothing to count or free when the request ends. `known` is false for a name
-    /// that is one of them spelt otherwise (`content-length`): a lookup must then compare names.
-    static func headerName(_ key: UnsafePointer<CChar>) -> (name: String, header: CommonHeader?, known: Bool) {
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: strlen(key))
-        let (header, known) = CommonHeader.classify(bytes)
-        return (header?.name ?? String(cString: key), header, known)
+    private static let fieldIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+        guard let cls, let key else { return .YES }
+        let writer = cls.assumingMemoryBound(to: HeadFields.Writer.self)
+        writer.pointee.append(name: bytes(key, keySize), value: value.map { bytes($0, valueSize) } ?? bytes(key, 0))
+        return .YES
+    }
+
+    private static func bytes(_ text: UnsafePointer<CChar>, _ count: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: count)
     }
 
     /// The methods of this API's routes, as literals in the same way.

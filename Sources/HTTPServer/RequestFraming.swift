@@ -49,17 +49,14 @@ public enum RequestFraming {
         // A field held apart from the list (never so in a head as read) takes the full check.
         guard headers.addedName < 0 else { return false }
         var sawLength = false
-        // Over the fields in place: no string is retained or released for the fields of a plain request (every
-        // request's head goes through here). Names of other lengths are told apart by their length alone.
-        return headers.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                if fields[index].name.equalsIgnoringASCIICase(CommonHeader.transferEncoding.name) { return false }
-                guard fields[index].name.equalsIgnoringASCIICase(CommonHeader.contentLength.name) else { continue }
-                let digits = fields[index].value.utf8
-                guard !sawLength, (1 ... 18).contains(digits.count),
-                      digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
-                sawLength = true
-            }
+        // Over the fields' bytes in place: no string is made, retained or released for the fields of a plain request
+        // (every request's head goes through here). Names of other lengths are told apart by their length alone.
+        return headers.allFieldBytes { name, value in
+            if CommonHeader.transferEncoding.isName(ignoringCase: name) { return false }
+            guard CommonHeader.contentLength.isName(ignoringCase: name) else { return true }
+            guard !sawLength, (1 ... 18).contains(value.count),
+                  value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+            sawLength = true
             return true
         }
     }

@@ -51,14 +51,23 @@ import TestSupport
             let bytes = name.withCString { String(cString: $0) }
             let method = name.withCString { MHDRequestReader.name($0, among: MHDRequestReader.commonMethods) }
             #expect(method == bytes && method.utf8.elementsEqual(bytes.utf8), "seed \(seed): \(name.debugDescription)")
-            let (read, header, known) = name.withCString { MHDRequestReader.headerName($0) }
+            // A field of a head as read, named so.
+            let head = HeadFields.make([(name: bytes, value: "v")])
+            let read = head.field(at: 0).name
             #expect(read == bytes && read.utf8.elementsEqual(bytes.utf8), "seed \(seed): \(name.debugDescription)")
             // Its kind only when spelt exactly as the kind's name; unknown when it is a kind's name spelt otherwise.
             let exact = CommonHeader.allCases.first { Array($0.name.utf8) == Array(bytes.utf8) }
             let folded = CommonHeader.allCases.contains { $0.name.lowercased() == bytes.lowercased() }
+            let header = head.withFields { entries, _ in CommonHeader(rawValue: Int(entries[0].header)) }
             #expect(header == exact, "seed \(seed): \(name.debugDescription)")
-            #expect(known == (exact != nil || !folded), "seed \(seed): \(name.debugDescription)")
+            #expect(head.classification.common == (exact?.bit ?? 0), "seed \(seed): \(name.debugDescription)")
+            #expect(head.classification.classified == (exact != nil || !folded), "seed \(seed): \(name.debugDescription)")
         }
+    }
+
+    @Test func theCommonNamesLiteralsSpellTheirNames() {
+        #expect(CommonHeader.literals.map(\.description) == CommonHeader.names)
+        #expect(CommonHeader.allCases.map(\.name) == CommonHeader.names)
     }
 
     @Test(arguments: [5, 6] as [UInt64])
@@ -91,11 +100,10 @@ import TestSupport
         let names = CommonHeader.names + CommonHeader.names.map { $0.lowercased() } + ["X-Custom", "Hostname", "ETag"]
         var checked = 0
         for _ in 0 ..< 2000 {
-            var headers = HTTPHeaders()
-            for index in 0 ..< Int.random(in: 0 ... 6, using: &random) {
-                let (name, header, known) = names.randomElement(using: &random)!.withCString { MHDRequestReader.headerName($0) }
-                headers.add(name, "v\(index)", header: header, known: known)
+            let read = (0 ..< Int.random(in: 0 ... 6, using: &random)).map { index in
+                (name: names.randomElement(using: &random)!, value: "v\(index)")
             }
+            var headers = HTTPHeaders(head: HeadFields.make(read))
             if Int.random(in: 0 ..< 4, using: &random) == 0 {
                 let name = names.randomElement(using: &random)!
                 if Bool.random(using: &random) { headers.add(name, "added") } else { headers.set(name, "set") }

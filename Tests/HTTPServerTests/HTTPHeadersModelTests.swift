@@ -1,19 +1,30 @@
-import HTTPServer
+@testable import HTTPServer
 import TestSupport
 import Testing
 
 /// `HTTPHeaders` against a plain reference (a list of pairs, names compared after lowercasing): seeded random adds,
-/// sets and lookups over names that differ only in case, in length, or not at all.
+/// sets and lookups over names that differ only in case, in length, or not at all, on empty lists and on request heads
+/// as the server reads them (fields in one buffer until the list is changed).
 @Suite(.timeLimit(.minutes(5))) struct HTTPHeadersModelTests {
     static let names = ["ETag", "etag", "ETAG", "E", "X-Request-ID", "x-request-id", "X-Request-IDs", "Content-Type",
-                        "content-typ", "Cache-Control", ""]
+                        "content-typ", "Cache-Control", "", "Host", "host", "Authorization", "If-None-Match"]
+    static let values = ["", "v", "W/\"0123456789abcdef\"", "Bearer sb_live_0123456789abcdefghijklmnopqrstuvwxyz", "é漢"]
 
     @Test(arguments: [UInt64(3), 41, 2026])
     func addSetAndLookupAgreeWithTheReference(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        for _ in 0 ..< 200 {
-            var headers = HTTPHeaders()
+        var heads = 0
+        for _ in 0 ..< 400 {
             var reference: [(name: String, value: String)] = []
+            var headers = HTTPHeaders()
+            if Bool.random(using: &random) {
+                for _ in 0 ..< Int.random(in: 1 ... 8, using: &random) {
+                    reference.append((Self.names.randomElement(using: &random)!, Self.values.randomElement(using: &random)!))
+                }
+                headers = HTTPHeaders(head: HeadFields.make(reference))
+                heads += 1
+                check(headers, against: reference, seed: seed)
+            }
             for step in 0 ..< Int.random(in: 0 ... 12, using: &random) {
                 let name = Self.names.randomElement(using: &random)!
                 let value = "v\(step)"
@@ -26,11 +37,26 @@ import Testing
                     reference.append((name, value))
                 }
             }
-            #expect(headers.map(\.name) == reference.map(\.name))
-            #expect(headers.map(\.value) == reference.map(\.value))
-            for name in Self.names {
-                #expect(headers[name] == reference.first { $0.name.lowercased() == name.lowercased() }?.value)
-            }
+            check(headers, against: reference, seed: seed)
+        }
+        #expect(heads > 100)
+    }
+
+    /// Every way of reading the list agrees with the reference's.
+    private func check(_ headers: HTTPHeaders, against reference: [(name: String, value: String)], seed: UInt64) {
+        #expect(headers.map(\.name) == reference.map(\.name), "seed \(seed)")
+        #expect(headers.map(\.value) == reference.map(\.value), "seed \(seed)")
+        #expect(headers.count == reference.count, "seed \(seed)")
+        var inPlace: [String] = []
+        headers.forEachInPlace { inPlace.append($0.name + ":" + $0.value) }
+        #expect(inPlace == reference.map { $0.name + ":" + $0.value }, "seed \(seed)")
+        for name in Self.names {
+            #expect(headers[name] == reference.first { $0.name.lowercased() == name.lowercased() }?.value, "seed \(seed)")
+        }
+        for header in CommonHeader.allCases {
+            let expected = reference.first { $0.name.lowercased() == header.name.lowercased() }?.value
+            #expect(headers[header] == expected, "seed \(seed): \(header)")
+            #expect(headers.contains(header) == (expected != nil), "seed \(seed): \(header)")
         }
     }
 
