@@ -392,6 +392,8 @@ bench_callgrind_per_request() {
         "$client" "$n"
         bench_stop_servers
         # The totals line: callgrind's has the instructions alone; cachegrind's has them, then the I1 misses, …
+        # BENCH_IR_KEEP=DIR keeps each run's file there, for callgrind_annotate (the difference of the two is the requests').
+        [ -n "${BENCH_IR_KEEP:-}" ] && cp "$out" "$BENCH_IR_KEEP/$name-$n.callgrind"
         totals+=("$(awk '/^summary:/ {print $2}' "$out" 2>/dev/null)")
         misses+=("$(awk '/^summary:/ {print $3}' "$out" 2>/dev/null)")
         [ -n "${totals[-1]}" ] || bench_die "$name: valgrind wrote no totals (log: $BENCH_OUT/logs/$name.log)"

@@ -9,7 +9,8 @@
 # interaction Switchboard opened, and Switchboard's count over C's is printed: the work a Swift POST adds.
 #   SWITCHBOARD_BIN, DATABASE_URL as for http.sh; BENCH_IR_POSTS="200 600" (N1 N2); BENCH_IR_CACHE=1 counts under
 #   cachegrind's simulation of this machine's caches instead and adds each build's first-level instruction-cache misses
-#   per POST (code that does not stay in the cache costs cycles a count of instructions does not show)
+#   per POST (code that does not stay in the cache costs cycles a count of instructions does not show);
+#   BENCH_IR_KEEP=DIR keeps every run's callgrind file there (for callgrind_annotate)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
