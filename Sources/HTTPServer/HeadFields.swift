@@ -45,20 +45,17 @@ struct HeadFields: Sendable {
             var writer = Writer(entries: buffer.baseAddress! + 1, fieldCapacity: fields,
                                 bytes: (base + (1 + fields) * stride).assumingMemoryBound(to: UInt8.self), byteCapacity: bytes)
             fill(&writer)
-            let counts = writer.counts
-            // The summary: how many fields, which common names, whether classified, and where the bytes start.
-            buffer[0] = Entry(nameOffset: UInt32(truncatingIfNeeded: counts.fields), nameLength: counts.common,
-                              valueLength: UInt32(truncatingIfNeeded: 1 + fields), header: counts.classified ? 1 : 0)
+            buffer[0] = Entry(summarizing: writer.counts, bytesSlot: 1 + fields)
         }
         return HeadFields(storage: storage)
     }
 
     /// How many fields there are.
-    var count: Int { Int(storage[0].nameOffset) }
+    var count: Int { storage[0].fieldCount }
 
     /// What the names say of the list: which ``CommonHeader``s they are spelt exactly as, and whether any is one of
     /// them spelt otherwise (`content-length`: false).
-    var classification: (common: UInt32, classified: Bool) { (storage[0].nameLength, storage[0].header != 0) }
+    var classification: (common: UInt32, classified: Bool) { (storage[0].common, storage[0].classified) }
 
     /// The head of `fields`, as the server would read them (for tests and tools).
     static func make(_ fields: [(name: String, value: String)]) -> HeadFields {
@@ -100,8 +97,8 @@ struct HeadFields: Sendable {
     func withFields<Result>(_ body: (UnsafeBufferPointer<Entry>, UnsafePointer<UInt8>) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBufferPointer { slots in
             let summary = slots[0]
-            let bytes = UnsafeRawPointer(slots.baseAddress! + Int(summary.valueLength)).assumingMemoryBound(to: UInt8.self)
-            return try body(UnsafeBufferPointer(start: slots.baseAddress! + 1, count: Int(summary.nameOffset)), bytes)
+            let bytes = UnsafeRawPointer(slots.baseAddress! + summary.bytesSlot).assumingMemoryBound(to: UInt8.self)
+            return try body(UnsafeBufferPointer(start: slots.baseAddress! + 1, count: summary.fieldCount), bytes)
         }
     }
 
@@ -165,4 +162,22 @@ extension HeadFields.Entry {
     var name: Range<Int> { Int(nameOffset) ..< Int(nameOffset + nameLength) }
     /// Where the value lies in the head's bytes: right after the name.
     var value: Range<Int> { Int(nameOffset + nameLength) ..< Int(nameOffset + nameLength + valueLength) }
+}
+
+/// The first slot, the head's summary, kept in an entry's fields.
+private extension HeadFields.Entry {
+    /// The summary of what a writer appended, its bytes starting at slot `bytesSlot`.
+    init(summarizing counts: HeadFields.Counts, bytesSlot: Int) {
+        self.init(nameOffset: UInt32(truncatingIfNeeded: counts.fields), nameLength: counts.common,
+                  valueLength: UInt32(truncatingIfNeeded: bytesSlot), header: counts.classified ? 1 : 0)
+    }
+
+    /// How many fields follow.
+    var fieldCount: Int { Int(nameOffset) }
+    /// Which ``CommonHeader``s the names are spelt exactly as.
+    var common: UInt32 { nameLength }
+    /// False when a name is one of the ``CommonHeader``s spelt otherwise.
+    var classified: Bool { header != 0 }
+    /// The slot where the names' and values' bytes start.
+    var bytesSlot: Int { Int(valueLength) }
 }
