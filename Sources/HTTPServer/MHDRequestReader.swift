@@ -71,7 +71,7 @@ enum MHDRequestReader {
     private static let fieldIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
         guard let cls, let key else { return .YES }
         let writer = cls.assumingMemoryBound(to: HeadFields.Writer.self)
-        writer.pointee.append(name: bytes(key, keySize), value: value.map { bytes($0, valueSize) } ?? bytes(key, 0))
+        writer.pointee.append(name: bytes(key, keySize), value: value.map { bytes($0, valueSize) } ?? UnsafeBufferPointer(start: nil, count: 0))
         return .YES
     }
 

@@ -67,7 +67,7 @@ struct FeedFreshness<Page, Writer> {
     /// dropped.
     mutating func cachedPage(_ key: FeedPageKey) -> Page? {
         guard let stamped = pages.value(for: key) else { return nil }
-        guard stamped.stamp == counts[key.feed.hash & mask] else {
+        guard stamped.stamp == count(of: key.feed) else {
             pages.remove(key)
             return nil
         }
