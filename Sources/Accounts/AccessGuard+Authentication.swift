@@ -31,8 +31,8 @@ extension AccessGuard {
     /// Authentication as far as it goes without waiting: every error that needs no lookup is thrown here, and the
     /// principal is known when the token's record is in memory.
     func authenticateFromMemory(_ request: Request, accepted: Callers) throws -> Authentication {
-        guard let header = request.headers[.authorization] else { throw AuthError.missing }
-        guard let bytes = AccessGuard.bearerTokenBytes(in: header) else { throw AuthError.malformed }
+        guard let header = request.headers.value(.authorization) else { throw AuthError.missing }
+        guard let bytes = header.withBytes(AccessGuard.bearerTokenBytes(in:)) else { throw AuthError.malformed }
         // Looked up where it lies in the header first: the cache holds well-formed secrets only, so for one found
         // there the kind its prefix names is its kind, and the rest of its shape need not be checked again.
         let key = TokenKey(in: header, bytes: bytes)
@@ -87,8 +87,8 @@ extension AccessGuard {
 
     /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, spaces trimmed).
     public static func bearerToken(_ request: Request) throws -> String {
-        guard let header = request.headers[.authorization] else { throw AuthError.missing }
-        guard let bytes = bearerTokenBytes(in: header) else { throw AuthError.malformed }
+        guard let header = request.headers.value(.authorization) else { throw AuthError.missing }
+        guard let bytes = header.withBytes(bearerTokenBytes(in:)) else { throw AuthError.malformed }
         return TokenKey.secret(at: bytes, in: header)
     }
 
@@ -96,19 +96,22 @@ extension AccessGuard {
     /// has another shape.
     static func bearerTokenBytes(in header: String) -> Range<Int>? {
         var header = header
-        // Over the header's bytes in place, by offset (every request but the probes presents one).
-        return header.withUTF8 { bytes -> Range<Int>? in
-            var index = 0, end = bytes.count
-            while index < end && bytes[index] == 32 { index += 1 }
-            for expected in "bearer".utf8 {
-                guard index < end, bytes[index] | 0x20 == expected else { return nil }
-                index += 1
-            }
-            guard index < end, bytes[index] == 32 else { return nil }
-            while index < end && bytes[index] == 32 { index += 1 }
-            while end > index && bytes[end - 1] == 32 { end -= 1 }
-            guard index < end else { return nil }
-            return index ..< end
+        return header.withUTF8(bearerTokenBytes(in:))
+    }
+
+    /// Where the token lies in an `Authorization` header's value, `Bearer <token>`, given as bytes; nil when the value
+    /// has another shape. Over the bytes in place, by offset (every request but the probes presents one).
+    static func bearerTokenBytes(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        var index = 0, end = bytes.count
+        while index < end && bytes[index] == 32 { index += 1 }
+        for expected in "bearer".utf8 {
+            guard index < end, bytes[index] | 0x20 == expected else { return nil }
+            index += 1
         }
+        guard index < end, bytes[index] == 32 else { return nil }
+        while index < end && bytes[index] == 32 { index += 1 }
+        while end > index && bytes[end - 1] == 32 { end -= 1 }
+        guard index < end else { return nil }
+        return index ..< end
     }
 }

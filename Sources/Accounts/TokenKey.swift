@@ -1,36 +1,43 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPServer
 
 /// A bearer secret as the token cache's key: hashed as one run of bytes, and read where it was presented.
 ///
 /// A secret is 47 bytes, and every request's is hashed to find its record; as a `String` it went to the hasher a byte
 /// at a time. This still hashes every byte through `Hasher`, seeded per process, so secrets a client chooses cannot be
-/// made to collide in the cache. A key for a lookup is made over the `Authorization` header itself (the secret's bytes
-/// within it), so that a request whose secret is cached copies it nowhere. The bytes are hashed once, as the key is made:
+/// made to collide in the cache. A key for a lookup is made over the `Authorization` header's value where the server read
+/// it (the secret's bytes within it), so that a request whose secret is cached copies it nowhere. The bytes are hashed once, as the key is made:
 /// a lookup made under the cache's lock (which the server's threads share) then hashes a word, not the secret.
 struct TokenKey: Hashable, Sendable {
-    /// The text the secret lies in: the secret itself, or the header it was presented in.
-    private let text: String
-    /// Where the secret lies in `text`'s UTF-8.
+    /// The text the secret lies in: the secret itself, or the header's value it was presented in (in place in the
+    /// request's head, so that a request whose secret is cached makes no string of it).
+    private let text: FieldValue
+    /// Where the secret lies in `text`'s bytes.
     private let bytes: Range<Int>
     /// The secret's bytes through `Hasher`, taken when the key is made.
     private let digest: Int
 
     /// The key of `token`, all of it.
     init(token: String) {
-        self.init(in: token, bytes: 0 ..< token.utf8.count)
+        self.init(in: FieldValue(token), bytes: 0 ..< token.utf8.count)
     }
 
     /// The key of the secret at `bytes` of `text`'s UTF-8 (which must lie within it).
     init(in text: String, bytes: Range<Int>) {
-        precondition(bytes.lowerBound >= 0 && bytes.upperBound <= text.utf8.count, "the secret lies outside its text")
+        self.init(in: FieldValue(text), bytes: bytes)
+    }
+
+    /// The key of the secret at `bytes` of the header value `text` (which must lie within it).
+    init(in text: FieldValue, bytes: Range<Int>) {
+        precondition(bytes.lowerBound >= 0 && bytes.upperBound <= text.count, "the secret lies outside its text")
         self.text = text
         self.bytes = bytes
         // All the bytes in one call: the hasher takes them eight at a time, with the count in its last block.
-        digest = TokenKey.withBytes(bytes, of: text) { bytes in
+        digest = text.withBytes { text in
             var hasher = Hasher()
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[bytes]))
             return hasher.finalize()
         }
     }
@@ -38,22 +45,14 @@ struct TokenKey: Hashable, Sendable {
     /// The secret as a string of its own.
     var token: String { TokenKey.secret(at: bytes, in: text) }
 
-    /// The secret at `bytes` of `text`'s UTF-8 as a string of its own (`text` itself when it is all of it).
-    static func secret(at bytes: Range<Int>, in text: String) -> String {
-        bytes.count == text.utf8.count ? text : withBytes(bytes, of: text) { String(decoding: $0, as: UTF8.self) }
+    /// The secret at `bytes` of `text`'s bytes as a string of its own (`text`'s own string when it is all of it).
+    static func secret(at bytes: Range<Int>, in text: FieldValue) -> String {
+        bytes.count == text.count ? text.text : text.withBytes { String(decoding: $0[bytes], as: UTF8.self) }
     }
 
-    /// Calls `body` with the secret's bytes, in place when the text has contiguous storage (a native string does).
+    /// Calls `body` with the secret's bytes, in place.
     func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        TokenKey.withBytes(bytes, of: text, body)
-    }
-
-    private static func withBytes<Result>(_ range: Range<Int>, of text: String,
-                                          _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeBufferPointer(rebasing: $0[range])) }) {
-            return result
-        }
-        return Array(text.utf8)[range].withUnsafeBufferPointer(body)
+        text.withBytes { body(UnsafeBufferPointer(rebasing: $0[bytes])) }
     }
 
     static func == (a: TokenKey, b: TokenKey) -> Bool {

@@ -114,6 +114,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return Int(addedName) == header.rawValue ? addedValue : nil
     }
 
+    /// The first value of the field `header` names, where it lies: in a head as read, no string is made of it.
+    public func value(_ header: CommonHeader) -> FieldValue? {
+        guard mayContain(header) else { return nil }
+        if classified, let head { return head.firstValueBytes(of: header).map { FieldValue(head: head, bytes: $0) } }
+        return self[header].map(FieldValue.init)
+    }
+
     /// Whether the list has a field that `header` names: from the list's classification alone when it is known (a
     /// head as read, whose `Host` every HTTP/1.1 request must carry, is checked so without a lookup).
     public func contains(_ header: CommonHeader) -> Bool {

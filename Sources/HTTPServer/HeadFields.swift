@@ -5,18 +5,21 @@ import Glibc
 /// A request head's fields as read, every name's and value's bytes in one array: made in one allocation and freed in
 /// one, where a list of strings took a string per long value and was destroyed field by field. A name or value becomes
 /// a `String` only when asked for (a hot request asks for one: its `Authorization`).
+@usableFromInline
 struct HeadFields: Sendable {
     /// Sixteen-byte slots: the summary, then an entry per field, then the names' and values' bytes. One array reference,
     /// so that the head is one word in a request, copied with one retain; of a type of this module's, whose array's
     /// metadata is cached (a byte array's was looked up through the standard library's prespecialized metadata at
     /// every allocation).
-    private let storage: [Entry]
+    @usableFromInline let storage: [Entry]
 
     /// Where one field lies in the bytes: its name, and its value right after it.
-    struct Entry {
+    @usableFromInline
+    struct Entry: Sendable {
         var nameOffset: UInt32
         var nameLength: UInt32
-        var valueLength: UInt32
+        /// A field's value's length; in the summary, the slot where the bytes start.
+        @usableFromInline var valueLength: UInt32
         /// The ``CommonHeader`` the name is spelt exactly as, or -1.
         var header: Int8
     }
@@ -145,6 +148,25 @@ struct HeadFields: Sendable {
         withFields { entries, bytes in
             for entry in entries where entry.header == Int8(header.rawValue) { return Self.text(entry.value, bytes) }
             return nil
+        }
+    }
+
+    /// Where the value of the first field whose name is spelt exactly as `header` spells it lies in the bytes.
+    func firstValueBytes(of header: CommonHeader) -> Range<Int>? {
+        withFields { entries, _ in
+            for entry in entries where entry.header == Int8(header.rawValue) { return entry.value }
+            return nil
+        }
+    }
+
+    /// Calls `body` with the bytes at `range` (from ``firstValueBytes(of:)``), in place. Inlinable, so that a caller in
+    /// another module calls `body` directly, not through generic code.
+    @inlinable
+    func withBytes<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBufferPointer { slots in
+            // The summary's `valueLength` is the slot where the bytes start (`bytesSlot`).
+            let bytes = UnsafeRawPointer(slots.baseAddress! + Int(slots[0].valueLength)).assumingMemoryBound(to: UInt8.self)
+            return try body(UnsafeBufferPointer(start: bytes + range.lowerBound, count: range.count))
         }
     }
 

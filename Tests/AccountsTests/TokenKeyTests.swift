@@ -1,4 +1,5 @@
 @testable import Accounts
+@testable import HTTPServer
 import Testing
 import TestSupport
 
@@ -32,8 +33,9 @@ import TestSupport
         #expect(collisions == 0, "\(collisions) of \(pairs)")
     }
 
-    /// A key made where the secret lies in a presented `Authorization` header equals the key of the secret alone and
-    /// hashes alike, and gives the secret back; one over a header whose secret differs in a byte does not equal it.
+    /// A key made where the secret lies in a presented `Authorization` header (as a string, and in a head as read)
+    /// equals the key of the secret alone and hashes alike, and gives the secret back; one over a header whose secret
+    /// differs in a byte does not equal it.
     @Test(arguments: [UInt64(8), 90, 2026])
     func aKeyReadInItsHeaderIsTheKeyOfItsSecret(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
@@ -48,6 +50,11 @@ import TestSupport
             let key = TokenKey(in: header, bytes: bytes)
             #expect(key == TokenKey(token: secret) && key.hashValue == TokenKey(token: secret).hashValue)
             #expect(key.token == secret)
+            // The same header as the server reads it, the key made where its value lies in the head.
+            let read = try #require(HTTPHeaders(head: .make([(name: "Authorization", value: header)])).value(.authorization))
+            #expect(read.withBytes(AccessGuard.bearerTokenBytes(in:)) == bytes)
+            let inHead = TokenKey(in: read, bytes: bytes)
+            #expect(inHead == key && inHead.hashValue == key.hashValue && inHead.token == secret)
             #expect(key.withBytes(SecretToken.kind(byPrefixOf:)) == kind)
             var changed = Array(secret.utf8)
             let index = Int.random(in: 0 ..< changed.count, using: &random)

@@ -56,6 +56,10 @@ import Testing
         for header in CommonHeader.allCases {
             let expected = reference.first { $0.name.lowercased() == header.name.lowercased() }?.value
             #expect(headers[header] == expected, "seed \(seed): \(header)")
+            // The value where it lies: the same bytes and text, whether the list is a head as read or its own fields.
+            let value = headers.value(header)
+            #expect(value?.withBytes { Array($0) } == expected.map { Array($0.utf8) }, "seed \(seed): \(header)")
+            #expect(value?.text == expected && value?.count == expected?.utf8.count, "seed \(seed): \(header)")
             #expect(headers.contains(header) == (expected != nil), "seed \(seed): \(header)")
         }
     }

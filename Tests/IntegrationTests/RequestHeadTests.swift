@@ -14,6 +14,8 @@ struct RequestHeadTests {
         var count: Int
         var byName: [String?]
         var byKind: [String?]
+        /// The values by kind read where they lie (``HTTPHeaders/value(_:)``), made text by the route.
+        var inPlace: [String?]
         var contains: [Bool]
     }
 
@@ -26,6 +28,9 @@ struct RequestHeadTests {
             let seen = Seen(fields: request.headers.map { [$0.name, $0.value] }, count: request.headers.count,
                             byName: lookups.map { request.headers[$0] },
                             byKind: CommonHeader.allCases.map { request.headers[$0] },
+                            inPlace: CommonHeader.allCases.map { header in
+                                request.headers.value(header)?.withBytes { String(decoding: $0, as: UTF8.self) }
+                            },
                             contains: CommonHeader.allCases.map { request.headers.contains($0) })
             return try Response.json(seen)
         }
@@ -71,6 +76,7 @@ struct RequestHeadTests {
                 func first(_ name: String) -> String? { sent.first { $0.name.lowercased() == name.lowercased() }?.value }
                 #expect(seen.byName == Self.lookups.map(first), "seed \(seed) round \(round)")
                 #expect(seen.byKind == CommonHeader.allCases.map { first($0.name) }, "seed \(seed) round \(round)")
+                #expect(seen.inPlace == seen.byKind, "seed \(seed) round \(round)")
                 #expect(seen.contains == CommonHeader.allCases.map { first($0.name) != nil }, "seed \(seed) round \(round)")
             }
         }
