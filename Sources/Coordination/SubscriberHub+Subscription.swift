@@ -10,16 +10,20 @@ extension SubscriberHub {
         public let key: Key
         /// The events published to ``key`` after subscribing, in order. It ends when the key is finished, the hub
         /// shuts down, or the subscriber falls `bufferLimit` events behind: then reconnect and replay from the
-        /// last event seen.
-        public let stream: AsyncStream<Event>
+        /// last event seen. Made when first asked for (see ``SubscriberStreamSource``); the same stream every time.
+        @inlinable
+        public var stream: AsyncStream<Event> { source.stream }
+        /// Where ``stream`` comes from. A class, so a copy of the subscription is a retain (a stream, a type of
+        /// another module whose layout is not known here, was copied through its value witnesses).
+        @usableFromInline let source: SubscriberStreamSource<Event>
         /// The mailbox behind ``stream``, for ``whenReady(_:)``.
         @usableFromInline let mailbox: SubscriberMailbox<Event>
 
         @usableFromInline
-        init(id: UInt64, key: Key, stream: AsyncStream<Event>, mailbox: SubscriberMailbox<Event>) {
+        init(id: UInt64, key: Key, source: SubscriberStreamSource<Event>, mailbox: SubscriberMailbox<Event>) {
             self.id = id
             self.key = key
-            self.stream = stream
+            self.source = source
             self.mailbox = mailbox
         }
 

@@ -51,13 +51,12 @@ public final class SubscriberHub<Key: Hashable & Sendable, Event: Sendable>: Sen
             self?.forget(id, of: key)
             onTermination?(id)
         }
-        // The stream's closures hold the reader, and only they do: the stream dropped unread cancels the mailbox.
-        let reader = SubscriberMailboxReader(mailbox)
-        let stream = AsyncStream<Event>(unfolding: { await reader.mailbox.next() },
-                                        onCancel: { reader.mailbox.cancel() })
+        // The source holds the reader until its stream is made, then the stream's closures do: the subscription
+        // dropped unread (its stream made or not) cancels the mailbox.
+        let source = SubscriberStreamSource(SubscriberMailboxReader(mailbox))
         let added = registry.withLock { $0.add(mailbox, id: id, for: key) }
         if !added { mailbox.finish() }
-        return Subscription(id: id, key: key, stream: stream, mailbox: mailbox)
+        return Subscription(id: id, key: key, source: source, mailbox: mailbox)
     }
 
     /// Yields `event` to every subscriber of every key (a heartbeat, say); one call instead of a timer each.

@@ -80,6 +80,9 @@ struct InteractionStreamRoute: Sendable {
         // The producer's task starts at the subscription's first event (or its end): a stream with nothing to send
         // holds none, so a burst of new streams costs no task each.
         let body = StreamedBody(opening: opening, startsWhen: subscription.whenReady) { writer in
+            // Started only to end the stream (the client left before anything was published): there is nothing to
+            // write, and the subscription's stream need not be made to find that out.
+            if Task.isCancelled { return }
             var sentThrough = replayedThrough
             for await event in subscription.stream {
                 if event.isHeartbeat {

@@ -145,6 +145,29 @@ struct SubscriberHubTests {
         hub.publish(1, to: "i1")  // nobody to deliver to
     }
 
+    /// A subscription's stream is made only when asked for: dropped with an event waiting and its stream never made, a
+    /// subscription is forgotten all the same; so is one whose stream was made and read from, once it and its stream's
+    /// reader are gone.
+    @Test func aSubscriptionIsForgottenWhenDroppedWhetherItsStreamWasMadeOrNot() async {
+        let hub = SubscriberHub<String, Int>()
+        do {
+            let unread = hub.subscribe("i1", bufferLimit: 2)
+            hub.publish(1, to: "i1")
+            #expect(hub.isSubscribed(unread.id, to: "i1"))
+        }
+        await waitUntil { hub.subscriberCount == 0 }
+        do {
+            let read = hub.subscribe("i1", bufferLimit: 4)
+            hub.publish(2, to: "i1")
+            hub.publish(3, to: "i1")
+            var iterator = read.stream.makeAsyncIterator()
+            #expect(await iterator.next() == 2)
+            #expect(await iterator.next() == 3)
+            #expect(hub.isSubscribed(read.id, to: "i1"))
+        }
+        await waitUntil { hub.subscriberCount == 0 }
+    }
+
     @Test func finishAllEndsEveryStreamAndTurnsLaterSubscribersAway() async {
         let hub = SubscriberHub<String, Int>()
         let first = hub.subscribe("i1", bufferLimit: 2)
