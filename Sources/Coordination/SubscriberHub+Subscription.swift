@@ -27,6 +27,11 @@ extension SubscriberHub {
             self.mailbox = mailbox
         }
 
+        /// Whether the subscription has ended (finished, overflowed or cancelled): its `onTermination` has run, or is
+        /// about to. One lock, no lookup in the hub's registry.
+        @inlinable
+        public var hasEnded: Bool { mailbox.isClosed }
+
         /// Calls `wake` once, when ``stream`` has something to give: an event, or its end. At once if it already
         /// has; else on the thread that publishes the first event or ends the subscription. For a consumer that
         /// starts reading only then (an idle subscriber then costs no waiting reader). Call it before iterating.

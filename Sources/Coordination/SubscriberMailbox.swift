@@ -118,6 +118,12 @@ final class SubscriberMailbox<Event: Sendable>: Sendable {
         if now { wake() }
     }
 
+    /// Whether the mailbox is finished or cancelled (its `onTermination` has run, or is about to).
+    @inlinable
+    var isClosed: Bool {
+        state.withLock { $0.closed }
+    }
+
     /// The next event, waiting for one while none is queued; nil once the mailbox is closed and drained.
     /// One reader at a time (the subscriber's stream has one consumer).
     @inlinable

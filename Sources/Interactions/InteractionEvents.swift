@@ -100,7 +100,8 @@ public final class InteractionEvents: Service {
         try leases.withLock({ $0.add(subscription.id, lease, limit: limit) }).check(limit: limit, lease: lease)
         // A stream that ended before its lease was recorded (the interaction finished, shutdown) ran its termination
         // handler already: release the lease here, or it would count against the user forever.
-        if !hub.isSubscribed(subscription.id, to: id) { leases.withLock { $0.remove(subscription.id) } }
+        // (Removing a lease twice, here and in a handler still running, is harmless.)
+        if subscription.hasEnded { leases.withLock { $0.remove(subscription.id) } }
         return subscription
     }
 

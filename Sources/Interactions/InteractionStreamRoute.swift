@@ -21,10 +21,13 @@ struct InteractionStreamRoute: Sendable {
     let events: InteractionEvents
     /// Position checks and replay reads, batched across streams that start together.
     let starts: StreamStarts
+    /// Every stream's first line, `retry: <reconnection delay>`, written once.
+    let retryLine: [UInt8]
 
     init(pool: PostgresPool, events: InteractionEvents) {
         self.events = events
         starts = StreamStarts(pool: pool, log: events.log)
+        retryLine = InteractionStreamRoute.retryLine(milliseconds: events.reconnectDelay.wholeMilliseconds)
     }
 
     @Sendable func stream(_ request: Request, _ principal: Principal) async throws -> Response {
@@ -71,11 +74,10 @@ struct InteractionStreamRoute: Sendable {
                           replay: [InteractionStreamEvent], after lastEventID: Int64?) -> Response {
         let replayedThrough = replay.last?.seq ?? lastEventID ?? 0
         let finished = replay.contains(where: \.terminal)
-        let retryMilliseconds = events.reconnectDelay.wholeMilliseconds
         let log = events.log
         // The replay goes out with the response's head, and the closure below does not hold it (it lives as long as
         // the stream: all of a long interaction's log, for a client resuming from 0).
-        let opening = InteractionStreamRoute.opening(retryMilliseconds: retryMilliseconds, replay)
+        let opening = InteractionStreamRoute.opening(retryLine, replay)
         if finished { return InteractionStreamRoute.eventStream(StreamedBody(opening: opening) { _ in }) }
         // The producer's task starts at the subscription's first event (or its end): a stream with nothing to send
         // holds none, so a burst of new streams costs no task each.
@@ -103,10 +105,13 @@ struct InteractionStreamRoute: Sendable {
 
     /// The 200 answer streaming `body` as Server-Sent Events.
     private static func eventStream(_ body: StreamedBody) -> Response {
-        Response(status: 200, headers: ["Content-Type": "text/event-stream; charset=utf-8",
-                                        "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
-                 stream: body)
+        Response(status: 200, headers: eventStreamHeaders, stream: body)
     }
+
+    /// An event stream's header fields, made once: every stream's answer shares the list (its request id, added on the
+    /// way out, is held apart).
+    private static let eventStreamHeaders = HTTPHeaders(sharing: ["Content-Type": "text/event-stream; charset=utf-8",
+                                                                  "Cache-Control": "no-store", "X-Accel-Buffering": "no"])
 
     /// The `state` event a subscribed stream without `Last-Event-ID` opens with: remembered from an earlier stream
     /// (looked up after subscribing, when it is exact), else read, and remembered for the streams that follow.
@@ -118,10 +123,16 @@ struct InteractionStreamRoute: Sendable {
         return snapshot
     }
 
-    /// The stream's first bytes: the reconnection delay, then the replay (or snapshot), in one buffer.
-    static func opening(retryMilliseconds: Int64, _ replay: [InteractionStreamEvent]) -> [UInt8] {
-        var bytes = Array("retry: \(retryMilliseconds)\n\n".utf8)
-        bytes.reserveCapacity(replay.reduce(bytes.count) { $0 + $1.encoded.count })
+    /// The line that sets a client's reconnection delay.
+    static func retryLine(milliseconds: Int64) -> [UInt8] {
+        Array("retry: \(milliseconds)\n\n".utf8)
+    }
+
+    /// The stream's first bytes: the reconnection delay's line, then the replay (or snapshot), in one buffer.
+    static func opening(_ retryLine: [UInt8], _ replay: [InteractionStreamEvent]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(replay.reduce(retryLine.count) { $0 + $1.encoded.count })
+        bytes.append(contentsOf: retryLine)
         for event in replay { bytes.append(contentsOf: event.encoded) }
         return bytes
     }
