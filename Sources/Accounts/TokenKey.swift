@@ -7,9 +7,10 @@ import HTTPServer
 ///
 /// A secret is 47 bytes, and every request's is hashed to find its record; as a `String` it went to the hasher a byte
 /// at a time. This still hashes every byte through `Hasher`, seeded per process, so secrets a client chooses cannot be
-/// made to collide in the cache. A key for a lookup is made over the `Authorization` header's value where the server read
-/// it (the secret's bytes within it), so that a request whose secret is cached copies it nowhere. The bytes are hashed once, as the key is made:
-/// a lookup made under the cache's lock (which the server's threads share) then hashes a word, not the secret.
+/// made to collide in the cache. A key for a lookup is made over the `Authorization` header's value where the server
+/// read it (the secret's bytes within it), so that a request whose secret is cached copies it nowhere. The bytes are
+/// hashed once, as the key is made: a lookup made under the cache's lock (which the server's threads share) then hashes
+/// a word, not the secret.
 struct TokenKey: Hashable, Sendable {
     /// The text the secret lies in: the secret itself, or the header's value it was presented in (in place in the
     /// request's head, so that a request whose secret is cached makes no string of it).
