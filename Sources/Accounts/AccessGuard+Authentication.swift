@@ -92,13 +92,6 @@ extension AccessGuard {
         return TokenKey.secret(at: bytes, in: header)
     }
 
-    /// Where the token lies in the UTF-8 of an `Authorization` header's value, `Bearer <token>`; nil when the value
-    /// has another shape.
-    static func bearerTokenBytes(in header: String) -> Range<Int>? {
-        var header = header
-        return header.withUTF8(bearerTokenBytes(in:))
-    }
-
     /// Where the token lies in an `Authorization` header's value, `Bearer <token>`, given as bytes; nil when the value
     /// has another shape. Over the bytes in place, by offset (every request but the probes presents one).
     static func bearerTokenBytes(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {

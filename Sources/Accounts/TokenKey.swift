@@ -25,11 +25,6 @@ struct TokenKey: Hashable, Sendable {
         self.init(in: FieldValue(token), bytes: 0 ..< token.utf8.count)
     }
 
-    /// The key of the secret at `bytes` of `text`'s UTF-8 (which must lie within it).
-    init(in text: String, bytes: Range<Int>) {
-        self.init(in: FieldValue(text), bytes: bytes)
-    }
-
     /// The key of the secret at `bytes` of the header value `text` (which must lie within it).
     init(in text: FieldValue, bytes: Range<Int>) {
         precondition(bytes.lowerBound >= 0 && bytes.upperBound <= text.count, "the secret lies outside its text")

@@ -145,10 +145,7 @@ struct HeadFields: Sendable {
 
     /// The value of the first field whose name is spelt exactly as `header` spells it.
     func firstValue(of header: CommonHeader) -> String? {
-        withFields { entries, bytes in
-            for entry in entries where entry.header == Int8(header.rawValue) { return Self.text(entry.value, bytes) }
-            return nil
-        }
+        firstValueBytes(of: header).map { withBytes($0) { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// Where the value of the first field whose name is spelt exactly as `header` spells it lies in the bytes.
@@ -164,8 +161,7 @@ struct HeadFields: Sendable {
     @inlinable
     func withBytes<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBufferPointer { slots in
-            // The summary's `valueLength` is the slot where the bytes start (`bytesSlot`).
-            let bytes = UnsafeRawPointer(slots.baseAddress! + Int(slots[0].valueLength)).assumingMemoryBound(to: UInt8.self)
+            let bytes = UnsafeRawPointer(slots.baseAddress! + slots[0].bytesSlot).assumingMemoryBound(to: UInt8.self)
             return try body(UnsafeBufferPointer(start: bytes + range.lowerBound, count: range.count))
         }
     }
@@ -200,6 +196,10 @@ private extension HeadFields.Entry {
     var common: UInt32 { nameLength }
     /// False when a name is one of the ``CommonHeader``s spelt otherwise.
     var classified: Bool { header != 0 }
-    /// The slot where the names' and values' bytes start.
+}
+
+extension HeadFields.Entry {
+    /// In the summary: the slot where the names' and values' bytes start (inlinable, for ``HeadFields/withBytes(_:_:)``).
+    @inlinable
     var bytesSlot: Int { Int(valueLength) }
 }

@@ -46,8 +46,8 @@ import TestSupport
                 Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_").randomElement(using: &random)!
             })
             let header = schemes.randomElement(using: &random)! + secret + String(repeating: " ", count: Int.random(in: 0 ... 2, using: &random))
-            let bytes = try #require(AccessGuard.bearerTokenBytes(in: header))
-            let key = TokenKey(in: header, bytes: bytes)
+            let bytes = try #require(FieldValue(header).withBytes(AccessGuard.bearerTokenBytes(in:)))
+            let key = TokenKey(in: FieldValue(header), bytes: bytes)
             #expect(key == TokenKey(token: secret) && key.hashValue == TokenKey(token: secret).hashValue)
             #expect(key.token == secret)
             // The same header as the server reads it, the key made where its value lies in the head.
